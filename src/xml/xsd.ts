@@ -1,0 +1,69 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { XmlDocument, XsdValidator } from 'libxml2-wasm';
+import { xmlRegisterFsInputProviders } from 'libxml2-wasm/lib/nodejs.mjs';
+
+/** The official schemas shipped in `schemas/`, each compiled once per process on first use. */
+export const SCHEMA_FILES = {
+  DPS: 'national/1.01/DPS_v1.01.xsd',
+  NFSe: 'national/1.01/NFSe_v1.01.xsd',
+  pedRegEvento: 'national/1.01/pedRegEvento_v1.01.xsd',
+  evento: 'national/1.01/evento_v1.01.xsd',
+  abrasf204: 'abrasf/nfse_v204.xsd',
+} as const;
+
+export type SchemaName = keyof typeof SCHEMA_FILES;
+
+export type XsdResult = { ok: true } | { ok: false; errors: string[] };
+
+const schemasDir = fileURLToPath(new URL('../../schemas/', import.meta.url));
+const compiled = new Map<SchemaName, XsdValidator>();
+let providersRegistered = false;
+
+function validatorFor(name: SchemaName): XsdValidator {
+  const existing = compiled.get(name);
+  if (existing) return existing;
+  if (!providersRegistered) {
+    xmlRegisterFsInputProviders();
+    providersRegistered = true;
+  }
+  const path = schemasDir + SCHEMA_FILES[name];
+  if (!existsSync(path)) throw new Error(`schema file missing: ${path}`);
+  const xsdDoc = XmlDocument.fromString(readFileSync(path, 'utf8'), { url: path });
+  try {
+    const validator = XsdValidator.fromDoc(xsdDoc);
+    compiled.set(name, validator);
+    return validator;
+  } finally {
+    xsdDoc.dispose();
+  }
+}
+
+/**
+ * Validates an XML document against one of the official schemas. Never throws for an invalid or
+ * malformed document: the problems come back as values, one message per error with its line.
+ */
+export function validateXml(schema: SchemaName, xml: string): XsdResult {
+  const validator = validatorFor(schema);
+  let doc: XmlDocument;
+  try {
+    doc = XmlDocument.fromString(xml);
+  } catch (err) {
+    return { ok: false, errors: [`malformed XML: ${(err as Error).message}`] };
+  }
+  try {
+    validator.validate(doc);
+    return { ok: true };
+  } catch (err) {
+    const details = (err as { details?: { message: string; line?: number }[] }).details;
+    if (details && details.length > 0) {
+      return {
+        ok: false,
+        errors: details.map((d) => (d.line ? `line ${d.line}: ${d.message.trim()}` : d.message.trim())),
+      };
+    }
+    return { ok: false, errors: [(err as Error).message] };
+  } finally {
+    doc.dispose();
+  }
+}
