@@ -1,0 +1,31 @@
+import type { FastifyBaseLogger } from 'fastify';
+import type { Config } from './config.ts';
+import type { Database, Db } from './db/client.ts';
+import type { RateLimiter } from './http/rate-limit.ts';
+import type { JobQueue } from './jobs/queue.ts';
+import type { DocumentStorage } from './storage/types.ts';
+
+/**
+ * Everything a route or a job handler may use, built once at start (src/main.ts) or by the test
+ * harness. Collaborators are passed explicitly; nothing reaches for globals.
+ */
+export interface AppContext {
+  config: Config;
+  database: Database;
+  db: Db;
+  queue: JobQueue;
+  storage: DocumentStorage;
+  rateLimiter: RateLimiter;
+  logger: FastifyBaseLogger;
+  /** the clock of the business rules (tests may move it) */
+  now: () => Date;
+  /** extension slots filled by the engine layer (government endpoints, trust anchors) */
+  government: GovernmentEndpoints;
+}
+
+export interface GovernmentEndpoints {
+  /** Base URL of Sefin Nacional per ambiente (1 production, 2 produção restrita), without trailing slash. */
+  sefinBaseUrl: (ambiente: 1 | 2) => string;
+  /** Extra trust anchors for the government TLS servers (the sandbox CA); null in live mode. */
+  caPem: string | null;
+}

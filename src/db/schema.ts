@@ -1,0 +1,352 @@
+import { sql } from 'drizzle-orm';
+import {
+  bigint,
+  boolean,
+  index,
+  integer,
+  jsonb,
+  numeric,
+  pgTable,
+  primaryKey,
+  text,
+  timestamp,
+  uniqueIndex,
+  uuid,
+} from 'drizzle-orm/pg-core';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date' });
+const createdAt = () => ts('created_at').notNull().defaultNow();
+
+/** Plans are data: the seed rows are inserted by the first migration. */
+export const plans = pgTable('plans', {
+  slug: text('slug').primaryKey(),
+  name: text('name').notNull(),
+  /** null: unlimited */
+  projectLimit: integer('project_limit'),
+  creditsLimit: integer('credits_limit').notNull(),
+  allowOverage: boolean('allow_overage').notNull(),
+  allowLogo: boolean('allow_logo').notNull(),
+});
+
+export const organizations = pgTable('organizations', {
+  id: uuid('id').primaryKey().defaultRandom(),
+  name: text('name').notNull(),
+  slug: text('slug').notNull().unique(),
+  planSlug: text('plan_slug')
+    .notNull()
+    .references(() => plans.slug),
+  storageBaseUrl: text('storage_base_url'),
+  storageBaseUrlStatus: text('storage_base_url_status'),
+  /** Start of the current monthly credit period. */
+  periodStart: ts('period_start').notNull().defaultNow(),
+  creditsUsed: integer('credits_used').notNull().default(0),
+  createdAt: createdAt(),
+});
+
+export const orgTokens = pgTable(
+  'org_tokens',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    name: text('name').notNull(),
+    tokenHash: text('token_hash').notNull().unique(),
+    prefix: text('prefix').notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    active: boolean('active').notNull().default(true),
+    createdAt: createdAt(),
+    lastUsedAt: ts('last_used_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('org_tokens_org_idx').on(t.orgId)],
+);
+
+export const projects = pgTable(
+  'projects',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    name: text('name').notNull(),
+    cnpj: text('cnpj').notNull(),
+    razaoSocial: text('razao_social').notNull(),
+    inscricaoMunicipal: text('inscricao_municipal'),
+    inscricaoEstadual: text('inscricao_estadual'),
+    regimeTributario: text('regime_tributario'),
+    codigoMunicipio: text('codigo_municipio'),
+    email: text('email'),
+    telefone: text('telefone'),
+    description: text('description'),
+    endereco: jsonb('endereco').$type<Record<string, string | null>>(),
+    codigoTributacao: text('codigo_tributacao'),
+    tributacaoIss: integer('tributacao_iss'),
+    serieNfse: text('serie_nfse').notNull().default('1608'),
+    aliquotaSimples: numeric('aliquota_simples', { mode: 'number' }),
+    regimeIss: integer('regime_iss'),
+    codigoServicoSp: text('codigo_servico_sp'),
+    cnae: text('cnae'),
+    basicAuthUsuario: text('basic_auth_usuario'),
+    /** sealed with the master key (AES-256-GCM), base64 */
+    basicAuthSenhaSealed: text('basic_auth_senha_sealed'),
+    ambiente: integer('ambiente').notNull().default(2),
+    serieNfe: integer('serie_nfe'),
+    serieNfce: integer('serie_nfce'),
+    cscId: text('csc_id'),
+    cscTokenSealed: text('csc_token_sealed'),
+    cstPisCofins: text('cst_pis_cofins'),
+    aliquotaPis: numeric('aliquota_pis', { mode: 'number' }),
+    aliquotaCofins: numeric('aliquota_cofins', { mode: 'number' }),
+    tipoRetencaoPisCofins: integer('tipo_retencao_pis_cofins'),
+    defaultCstIbscbs: text('default_cst_ibscbs'),
+    defaultClassificacaoTributaria: text('default_classificacao_tributaria'),
+    defaultIndicadorOperacao: text('default_indicador_operacao'),
+    defaultNbs: text('default_nbs'),
+    danfeTemplate: text('danfe_template').notNull().default('padrao'),
+    logoKey: text('logo_key'),
+    logoMimeType: text('logo_mime_type'),
+    active: boolean('active').notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [
+    index('projects_org_idx').on(t.orgId, t.createdAt),
+    uniqueIndex('projects_org_cnpj_active_uq').on(t.orgId, t.cnpj).where(sql`${t.active}`),
+  ],
+);
+
+export const certificates = pgTable(
+  'certificates',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id),
+    fileName: text('file_name').notNull(),
+    subjectCn: text('subject_cn').notNull(),
+    cnpj: text('cnpj'),
+    validFrom: ts('valid_from').notNull(),
+    validUntil: ts('valid_until').notNull(),
+    fingerprint: text('fingerprint').notNull(),
+    /** the PKCS#12 file and its password, sealed with the master key, base64 */
+    pfxSealed: text('pfx_sealed').notNull(),
+    passwordSealed: text('password_sealed').notNull(),
+    active: boolean('active').notNull().default(true),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex('certificates_project_active_uq').on(t.projectId).where(sql`${t.active}`)],
+);
+
+export const numbering = pgTable(
+  'numbering',
+  {
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id),
+    /** nfse | nfe | nfce */
+    kind: text('kind').notNull(),
+    lastNumber: bigint('last_number', { mode: 'number' }).notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.kind] })],
+);
+
+export const apiKeys = pgTable(
+  'api_keys',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    name: text('name').notNull(),
+    keyHash: text('key_hash').notNull().unique(),
+    prefix: text('prefix').notNull(),
+    scopes: jsonb('scopes').$type<string[]>().notNull(),
+    rateLimitPerMinute: integer('rate_limit_per_minute').notNull().default(60),
+    active: boolean('active').notNull().default(true),
+    createdAt: createdAt(),
+    lastUsedAt: ts('last_used_at'),
+    revokedAt: ts('revoked_at'),
+  },
+  (t) => [index('api_keys_project_idx').on(t.projectId)],
+);
+
+/** Fixed-window rate-limit counters, shared by every API process. */
+export const rateLimitCounters = pgTable(
+  'rate_limit_counters',
+  {
+    bucket: text('bucket').notNull(),
+    windowStart: ts('window_start').notNull(),
+    count: integer('count').notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.bucket, t.windowStart] })],
+);
+
+export const batches = pgTable(
+  'batches',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id),
+    total: integer('total').notNull(),
+    completedAt: ts('completed_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [index('batches_project_idx').on(t.projectId)],
+);
+
+export const invoices = pgTable(
+  'invoices',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id),
+    orgId: uuid('org_id').notNull(),
+    batchId: uuid('batch_id'),
+    batchIndex: integer('batch_index'),
+    /** queued | processing | issued | error | cancelled */
+    status: text('status').notNull(),
+    engine: text('engine').notNull(),
+    referencia: text('referencia'),
+    request: jsonb('request').notNull(),
+    ambiente: integer('ambiente').notNull(),
+    serie: text('serie'),
+    nDps: bigint('n_dps', { mode: 'number' }),
+    dpsId: text('dps_id'),
+    dpsXml: text('dps_xml'),
+    /** prepared | sending | done: `sending` means a request may have reached the government */
+    transmission: text('transmission').notNull().default('none'),
+    attempts: integer('attempts').notNull().default(0),
+    chNfse: text('ch_nfse'),
+    numeroNfse: text('numero_nfse'),
+    emittedAt: ts('emitted_at'),
+    nfseXml: text('nfse_xml'),
+    errorCode: text('error_code'),
+    errorMessage: text('error_message'),
+    errors: jsonb('errors').$type<{ Codigo: string; Descricao: string; Complemento?: string | null }[]>(),
+    /** null | requested | rejected | done */
+    cancellationStatus: text('cancellation_status'),
+    cancelMotivo: text('cancel_motivo'),
+    cancelRequestedAt: ts('cancel_requested_at'),
+    cancelledAt: ts('cancelled_at'),
+    cancelXml: text('cancel_xml'),
+    cancelErrorCode: text('cancel_error_code'),
+    cancelErrorMessage: text('cancel_error_message'),
+    xmlKey: text('xml_key'),
+    pdfKey: text('pdf_key'),
+    cancelXmlKey: text('cancel_xml_key'),
+    documentsCached: boolean('documents_cached').notNull().default(false),
+    documentsStatus: text('documents_status'),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+  },
+  (t) => [
+    index('invoices_project_idx').on(t.projectId, t.createdAt),
+    index('invoices_batch_idx').on(t.batchId),
+    uniqueIndex('invoices_fiscal_number_uq').on(t.projectId, t.serie, t.nDps),
+  ],
+);
+
+export const idempotencyKeys = pgTable(
+  'idempotency_keys',
+  {
+    projectId: uuid('project_id').notNull(),
+    key: text('key').notNull(),
+    requestHash: text('request_hash').notNull(),
+    statusCode: integer('status_code').notNull(),
+    response: jsonb('response').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [primaryKey({ columns: [t.projectId, t.key] })],
+);
+
+/** The event outbox: written in the same transaction as the state change that causes it. */
+export const events = pgTable(
+  'events',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    projectId: uuid('project_id').notNull(),
+    type: text('type').notNull(),
+    data: jsonb('data').notNull(),
+    invoiceId: uuid('invoice_id'),
+    batchId: uuid('batch_id'),
+    /** set once deliveries have been fanned out to the endpoints */
+    dispatchedAt: ts('dispatched_at'),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index('events_project_idx').on(t.projectId, t.createdAt),
+    index('events_undispatched_idx').on(t.createdAt).where(sql`${t.dispatchedAt} is null`),
+  ],
+);
+
+export const webhookEndpoints = pgTable(
+  'webhook_endpoints',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    projectId: uuid('project_id')
+      .notNull()
+      .references(() => projects.id),
+    url: text('url').notNull(),
+    description: text('description'),
+    events: jsonb('events').$type<string[]>().notNull(),
+    secret: text('secret'),
+    previousSecret: text('previous_secret'),
+    previousSecretExpiresAt: ts('previous_secret_expires_at'),
+    active: boolean('active').notNull().default(true),
+    createdAt: createdAt(),
+    updatedAt: ts('updated_at').notNull().defaultNow(),
+    deletedAt: ts('deleted_at'),
+  },
+  (t) => [index('webhook_endpoints_project_idx').on(t.projectId)],
+);
+
+export const webhookDeliveries = pgTable(
+  'webhook_deliveries',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    endpointId: uuid('endpoint_id')
+      .notNull()
+      .references(() => webhookEndpoints.id),
+    projectId: uuid('project_id').notNull(),
+    eventId: uuid('event_id'),
+    eventType: text('event_type').notNull(),
+    /** the exact JSON body sent on every attempt */
+    body: text('body').notNull(),
+    /** pending | succeeded | failed */
+    status: text('status').notNull().default('pending'),
+    attemptCount: integer('attempt_count').notNull().default(0),
+    nextAttemptAt: ts('next_attempt_at'),
+    lastStatusCode: integer('last_status_code'),
+    lastError: text('last_error'),
+    createdAt: createdAt(),
+    completedAt: ts('completed_at'),
+  },
+  (t) => [
+    index('webhook_deliveries_project_idx').on(t.projectId, t.createdAt),
+    index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+  ],
+);
+
+export const webhookAttempts = pgTable(
+  'webhook_attempts',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    deliveryId: uuid('delivery_id')
+      .notNull()
+      .references(() => webhookDeliveries.id),
+    attemptNumber: integer('attempt_number').notNull(),
+    attemptedAt: ts('attempted_at').notNull(),
+    statusCode: integer('status_code'),
+    durationMs: integer('duration_ms').notNull(),
+    error: text('error'),
+    responseSnippet: text('response_snippet'),
+  },
+  (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId)],
+);

@@ -1,0 +1,170 @@
+import { randomUUID } from 'node:crypto';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyError, type FastifyServerOptions } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { ApiError, type ErrorCode, type FieldError, problemBody } from './errors.ts';
+import type { App } from './route.ts';
+import { registerRoutes } from './routes/index.ts';
+import { Problem } from './schemas.ts';
+
+export { API_PREFIX } from './route.ts';
+
+interface AjvError {
+  instancePath?: string;
+  message?: string;
+  keyword?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Turns Ajv errors into `{ field, message }` with dotted body paths (`tomador.cnpj`). */
+export function fieldErrors(validation: AjvError[], context?: string): FieldError[] {
+  const seen = new Set<string>();
+  const out: FieldError[] = [];
+  for (const e of validation) {
+    let path = (e.instancePath ?? '')
+      .split('/')
+      .filter(Boolean)
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .join('.');
+    if (e.keyword === 'required' && e.params?.missingProperty) {
+      path = path ? `${path}.${e.params.missingProperty}` : String(e.params.missingProperty);
+    }
+    if (e.keyword === 'additionalProperties' && e.params?.additionalProperty) {
+      path = path ? `${path}.${e.params.additionalProperty}` : String(e.params.additionalProperty);
+    }
+    const field = path || (context === 'body' ? '(body)' : `(${context ?? 'request'})`);
+    let message = e.message ?? 'is invalid';
+    if (e.keyword === 'required') message = 'is required';
+    if (e.keyword === 'additionalProperties') message = 'is not an accepted field';
+    if (e.keyword === 'enum' && Array.isArray(e.params?.allowedValues)) {
+      message = `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
+    }
+    const key = `${field}|${message}`;
+    if (seen.has(key)) continue;
+    // anyOf/oneOf produce one error per branch plus a summary: keep the most useful ones
+    if (e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
+    seen.add(key);
+    out.push({ field: context === 'querystring' ? `query.${field}` : field, message });
+  }
+  return out;
+}
+
+export async function buildApp(ctx: AppContext, options: { logger?: FastifyServerOptions['logger'] } = {}) {
+  const app = Fastify({
+    logger: options.logger ?? false,
+    loggerInstance: options.logger === undefined ? ctx.logger : undefined,
+    genReqId: (req) => {
+      const incoming = req.headers['x-request-id'];
+      return typeof incoming === 'string' && /^[A-Za-z0-9._-]{8,128}$/.test(incoming) ? incoming : randomUUID();
+    },
+    bodyLimit: 5 * 1024 * 1024,
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
+    forceCloseConnections: 'idle',
+    return503OnClosing: true,
+  } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  app.addSchema(Problem);
+
+  await app.register(multipart, {
+    limits: { fileSize: 1024 * 1024, files: 1, fields: 10, fieldSize: 4096, parts: 12 },
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'NFS-e service API',
+        version: '1.0.0',
+        description:
+          'Issue Brazilian NFS-e through the national environment and municipal engines with one JSON API. ' +
+          'Every error is RFC 9457 problem+json with a stable `code`; every response carries `X-Request-Id`.',
+      },
+      servers: [{ url: ctx.config.publicBaseUrl }],
+      components: {
+        securitySchemes: {
+          apiKey: {
+            type: 'apiKey',
+            in: 'header',
+            name: 'x-api-key',
+            description:
+              'Organization token (`svc_org_…`) on /org routes, project key (`svc_…`) elsewhere, operator key (`svc_admin_…`) on /admin routes.',
+          },
+        },
+      },
+      security: [{ apiKey: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+
+  app.setErrorHandler(
+    (error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {
+      const send = (
+        code: ErrorCode,
+        detail: string,
+        errors: FieldError[] = [],
+        extras: Record<string, unknown> = {},
+        headers: Record<string, string> = {},
+      ) => {
+        const body = problemBody(code, detail, String(request.id), errors, extras);
+        for (const [k, v] of Object.entries(headers)) reply.header(k, v);
+        return reply.status(body.status).type('application/problem+json').send(body);
+      };
+      if (error instanceof ApiError) {
+        return send(error.code, error.message, error.errors, error.extras, error.headers);
+      }
+      if (error.validation) {
+        const errors = fieldErrors(error.validation, error.validationContext);
+        return send(
+          error.validationContext === 'querystring' ? 'INVALID_QUERY' : 'VALIDATION_FAILED',
+          errors.map((e) => `${e.field} ${e.message}`).join('; ') || error.message,
+          errors,
+        );
+      }
+      switch (error.code) {
+        case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+          return send('MALFORMED_JSON', error.message, [{ field: '(body)', message: error.message }]);
+        case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        case 'FST_REQ_FILE_TOO_LARGE':
+        case 'FST_FILES_LIMIT':
+        case 'FST_PARTS_LIMIT':
+        case 'FST_FIELDS_LIMIT':
+          return send('PAYLOAD_TOO_LARGE', error.message);
+        case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+        case 'FST_INVALID_MULTIPART_CONTENT_TYPE':
+          return send('UNSUPPORTED_MEDIA_TYPE', error.message);
+      }
+      if (typeof error.statusCode === 'number' && error.statusCode >= 400 && error.statusCode < 500) {
+        // body parsing and multipart errors from plugins (malformed input): a 4xx, never a 500
+        return send(
+          error.statusCode === 413
+            ? 'PAYLOAD_TOO_LARGE'
+            : error.statusCode === 415
+              ? 'UNSUPPORTED_MEDIA_TYPE'
+              : 'VALIDATION_FAILED',
+          error.message,
+          [{ field: '(body)', message: error.message }],
+        );
+      }
+      request.log.error({ err: error }, 'unhandled error');
+      return send('INTERNAL_ERROR', 'An internal error occurred; the request id identifies it in the logs');
+    },
+  );
+
+  app.setNotFoundHandler((request, reply) => {
+    const body = problemBody('ROUTE_NOT_FOUND', `No route ${request.method} ${request.url}`, String(request.id));
+    return reply.status(404).type('application/problem+json').send(body);
+  });
+
+  registerRoutes(app, ctx);
+  return app;
+}

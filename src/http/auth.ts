@@ -1,0 +1,176 @@
+import { and, eq } from 'drizzle-orm';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AppContext } from '../context.ts';
+import { apiKeys, orgTokens, projects } from '../db/schema.ts';
+import { ApiError } from './errors.ts';
+import { constantTimeEqual, hashKey, keyKindOf } from './keys.ts';
+
+export const ORG_SCOPES = [
+  'projects:read',
+  'projects:write',
+  'api_keys:manage',
+  'settings:read',
+  'settings:write',
+  'certificates:write',
+] as const;
+export type OrgScope = (typeof ORG_SCOPES)[number];
+
+export const PROJECT_SCOPES = ['emit', 'cancel', 'query'] as const;
+export type ProjectScope = (typeof PROJECT_SCOPES)[number];
+
+export type Principal =
+  | { kind: 'admin' }
+  | { kind: 'org'; orgId: string; tokenId: string; scopes: string[] }
+  | { kind: 'project'; orgId: string; projectId: string; keyId: string; scopes: string[] };
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    principal?: Principal;
+  }
+}
+
+const LAST_USED_EVERY_MS = 60_000;
+const lastUsedWritten = new Map<string, number>();
+
+function touch(ctx: AppContext, id: string, write: () => Promise<unknown>) {
+  const now = Date.now();
+  const last = lastUsedWritten.get(id) ?? 0;
+  if (now - last < LAST_USED_EVERY_MS) return;
+  lastUsedWritten.set(id, now);
+  write().catch((err) => ctx.logger.warn({ err }, 'could not record lastUsedAt'));
+}
+
+function readKey(request: FastifyRequest): string {
+  const header = request.headers['x-api-key'];
+  const key = Array.isArray(header) ? header[0] : header;
+  if (!key) throw new ApiError('UNAUTHENTICATED', 'The x-api-key header is missing');
+  return key.trim();
+}
+
+async function limit(ctx: AppContext, reply: FastifyReply, bucket: string, perMinute: number) {
+  const retryAfter = await ctx.rateLimiter.take(bucket, perMinute);
+  if (retryAfter !== null) {
+    throw new ApiError(
+      'RATE_LIMITED',
+      `At most ${perMinute} requests per minute`,
+      [],
+      {},
+      {
+        'retry-after': String(retryAfter),
+      },
+    );
+  }
+}
+
+async function findProjectKey(ctx: AppContext, key: string) {
+  const hash = hashKey(key);
+  const [row] = await ctx.db
+    .select({
+      id: apiKeys.id,
+      keyHash: apiKeys.keyHash,
+      projectId: apiKeys.projectId,
+      orgId: apiKeys.orgId,
+      scopes: apiKeys.scopes,
+      rate: apiKeys.rateLimitPerMinute,
+      projectActive: projects.active,
+    })
+    .from(apiKeys)
+    .innerJoin(projects, eq(projects.id, apiKeys.projectId))
+    .where(and(eq(apiKeys.keyHash, hash), eq(apiKeys.active, true)))
+    .limit(1);
+  if (!row || !row.projectActive || !constantTimeEqual(row.keyHash, hash)) return null;
+  return row;
+}
+
+async function findOrgToken(ctx: AppContext, key: string) {
+  const hash = hashKey(key);
+  const [row] = await ctx.db
+    .select()
+    .from(orgTokens)
+    .where(and(eq(orgTokens.tokenHash, hash), eq(orgTokens.active, true)))
+    .limit(1);
+  if (!row || !constantTimeEqual(row.tokenHash, hash)) return null;
+  return row;
+}
+
+/** Organization routes (spec 4.1): only active `svc_org_` tokens holding the scope. */
+export function requireOrg(ctx: AppContext, scope: OrgScope) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = readKey(request);
+    const kind = keyKindOf(key);
+    if (kind !== 'org') {
+      if (kind === 'project' && (await findProjectKey(ctx, key))) {
+        throw new ApiError('WRONG_KEY_KIND', 'Organization routes need an organization token (svc_org_…)');
+      }
+      if (kind === 'admin' && constantTimeEqual(key, ctx.config.adminKey)) {
+        throw new ApiError('WRONG_KEY_KIND', 'Organization routes need an organization token (svc_org_…)');
+      }
+      throw new ApiError('UNAUTHENTICATED', 'The API key is not valid');
+    }
+    const token = await findOrgToken(ctx, key);
+    if (!token) throw new ApiError('UNAUTHENTICATED', 'The organization token is not valid or was revoked');
+    await limit(ctx, reply, `org:${token.id}`, ctx.config.orgRateLimitPerMinute);
+    if (!token.scopes.includes(scope)) {
+      throw new ApiError('INSUFFICIENT_SCOPE', `This route needs the scope ${scope}`);
+    }
+    request.principal = { kind: 'org', orgId: token.orgId, tokenId: token.id, scopes: token.scopes };
+    touch(ctx, token.id, () =>
+      ctx.db.update(orgTokens).set({ lastUsedAt: new Date() }).where(eq(orgTokens.id, token.id)),
+    );
+  };
+}
+
+/** Project routes (issuing, status, documents, webhooks, lookups): active `svc_` keys of active projects. */
+export function requireProject(ctx: AppContext, scope: ProjectScope) {
+  return async (request: FastifyRequest, reply: FastifyReply) => {
+    const key = readKey(request);
+    const kind = keyKindOf(key);
+    if (kind !== 'project') {
+      if (kind === 'org' && (await findOrgToken(ctx, key))) {
+        throw new ApiError('WRONG_KEY_KIND', 'This route needs a project API key (svc_…)');
+      }
+      if (kind === 'admin' && constantTimeEqual(key, ctx.config.adminKey)) {
+        throw new ApiError('WRONG_KEY_KIND', 'This route needs a project API key (svc_…)');
+      }
+      throw new ApiError('UNAUTHENTICATED', 'The API key is not valid');
+    }
+    const row = await findProjectKey(ctx, key);
+    if (!row) throw new ApiError('UNAUTHENTICATED', 'The API key is not valid or was revoked');
+    await limit(ctx, reply, `key:${row.id}`, row.rate);
+    if (!row.scopes.includes(scope)) {
+      throw new ApiError('INSUFFICIENT_SCOPE', `This route needs the scope ${scope}`);
+    }
+    request.principal = {
+      kind: 'project',
+      orgId: row.orgId,
+      projectId: row.projectId,
+      keyId: row.id,
+      scopes: row.scopes,
+    };
+    touch(ctx, row.id, () => ctx.db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.id)));
+  };
+}
+
+/** Operator routes: the `NFSE_ADMIN_KEY`. */
+export function requireAdmin(ctx: AppContext) {
+  return async (request: FastifyRequest) => {
+    const key = readKey(request);
+    if (!constantTimeEqual(hashKey(key), hashKey(ctx.config.adminKey))) {
+      if (keyKindOf(key) === 'admin') throw new ApiError('UNAUTHENTICATED', 'The operator key is not valid');
+      throw new ApiError('UNAUTHENTICATED', 'Operator routes need the operator key (svc_admin_…)');
+    }
+    request.principal = { kind: 'admin' };
+  };
+}
+
+export function orgPrincipal(request: FastifyRequest) {
+  const p = request.principal;
+  if (!p || p.kind !== 'org') throw new ApiError('UNAUTHENTICATED');
+  return p;
+}
+
+export function projectPrincipal(request: FastifyRequest) {
+  const p = request.principal;
+  if (!p || p.kind !== 'project') throw new ApiError('UNAUTHENTICATED');
+  return p;
+}

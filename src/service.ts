@@ -1,0 +1,149 @@
+import { mkdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import pino from 'pino';
+import type { Config } from './config.ts';
+import type { AppContext, GovernmentEndpoints } from './context.ts';
+import { openDatabase, runMigrations } from './db/client.ts';
+import { buildApp } from './http/app.ts';
+import { RateLimiter } from './http/rate-limit.ts';
+import type { App } from './http/route.ts';
+import { JobQueue } from './jobs/queue.ts';
+import { registerWorkers } from './jobs/workers.ts';
+import { provisionSandboxIdentity } from './sandbox/identity.ts';
+import { type SefinSandbox, startSefinSandbox } from './sandbox/sefin/server.ts';
+import { createLocalStorage } from './storage/local.ts';
+import { createS3Storage } from './storage/s3.ts';
+import type { DocumentStorage } from './storage/types.ts';
+
+/** Official Sefin Nacional base URLs (brief §1.1). */
+export const SEFIN_LIVE_URLS = {
+  1: 'https://sefin.nfse.gov.br/SefinNacional',
+  2: 'https://sefin.producaorestrita.nfse.gov.br/SefinNacional',
+} as const;
+
+export interface RunningService {
+  ctx: AppContext;
+  app: App | null;
+  /** http://host:port of the API when it listens */
+  url: string | null;
+  sandbox: SefinSandbox | null;
+  close(): Promise<void>;
+}
+
+function createStorage(config: Config): DocumentStorage {
+  if (config.storage.driver === 's3') {
+    const s = config.storage;
+    return createS3Storage({
+      bucket: s.bucket,
+      region: s.region,
+      endpoint: s.endpoint ?? undefined,
+      accessKeyId: s.accessKeyId ?? undefined,
+      secretAccessKey: s.secretAccessKey ?? undefined,
+      forcePathStyle: s.forcePathStyle,
+      publicBaseUrl: s.publicBaseUrl,
+    });
+  }
+  mkdirSync(config.storage.rootDir, { recursive: true });
+  return createLocalStorage({ rootDir: config.storage.rootDir, publicBaseUrl: `${config.publicBaseUrl}/files` });
+}
+
+async function governmentEndpoints(
+  config: Config,
+  logger: pino.Logger,
+): Promise<{ endpoints: GovernmentEndpoints; sandbox: SefinSandbox | null }> {
+  if (config.government === 'live') {
+    return { endpoints: { sefinBaseUrl: (amb) => SEFIN_LIVE_URLS[amb], caPem: null }, sandbox: null };
+  }
+  if (config.sefinSandboxUrl) {
+    const base = config.sefinSandboxUrl;
+    const caPem = config.sefinSandboxCaFile ? readFileSync(config.sefinSandboxCaFile, 'utf8') : null;
+    return {
+      endpoints: {
+        sefinBaseUrl: (amb) => `${base}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
+        caPem,
+      },
+      sandbox: null,
+    };
+  }
+  const identity = provisionSandboxIdentity(resolve(config.dataDir, 'sandbox'));
+  const sandbox = await startSefinSandbox({
+    host: '127.0.0.1',
+    port: 0,
+    tls: identity.tls,
+    signer: identity.signer,
+    storeFile: resolve(config.dataDir, 'sandbox', 'sefin-store.jsonl'),
+    logger: { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m) },
+  });
+  logger.info({ url: sandbox.url }, 'Sefin Nacional sandbox started');
+  return {
+    endpoints: {
+      sefinBaseUrl: (amb) => `${sandbox.url}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
+      caPem: identity.caPem,
+    },
+    sandbox,
+  };
+}
+
+export async function startService(
+  config: Config,
+  options: { listen?: boolean; logger?: pino.Logger; now?: () => Date } = {},
+): Promise<RunningService> {
+  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'nfse' } });
+  const database = await openDatabase(config);
+  const closers: (() => Promise<void>)[] = [() => database.close()];
+  try {
+    await runMigrations(database, config.databaseUrl);
+    const { endpoints, sandbox } = await governmentEndpoints(config, logger);
+    if (sandbox) closers.unshift(() => sandbox.close());
+    const queue = new JobQueue(database);
+    queue.onError = (err) => logger.warn({ err }, 'job queue error');
+    const ctx: AppContext = {
+      config,
+      database,
+      db: database.db,
+      queue,
+      storage: createStorage(config),
+      rateLimiter: new RateLimiter(database.db),
+      logger,
+      now: options.now ?? (() => new Date()),
+      government: endpoints,
+    };
+    await queue.start();
+    closers.unshift(() => queue.stop({ graceful: true, timeoutMs: 15_000 }));
+
+    if (config.role !== 'api') await registerWorkers(ctx);
+
+    let app: App | null = null;
+    let url: string | null = null;
+    if (config.role !== 'worker') {
+      app = await buildApp(ctx);
+      if (options.listen !== false) {
+        url = await app.listen({ port: config.port, host: config.host });
+      } else {
+        await app.ready();
+      }
+      const a = app;
+      closers.unshift(() => a.close());
+    }
+    if (config.adminKeySource === 'file') {
+      logger.info({ file: resolve(config.dataDir, 'admin.key') }, 'operator key (NFSE_ADMIN_KEY) stored in file');
+    }
+    let closed = false;
+    return {
+      ctx,
+      app,
+      url,
+      sandbox,
+      async close() {
+        if (closed) return;
+        closed = true;
+        for (const close of closers) {
+          await close().catch((err) => logger.warn({ err }, 'error while closing'));
+        }
+      },
+    };
+  } catch (err) {
+    for (const close of closers) await close().catch(() => undefined);
+    throw err;
+  }
+}

@@ -1,0 +1,138 @@
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import { type RunningService, startService } from '../../src/service.ts';
+
+/**
+ * Starts the whole service as a user runs it (real HTTP on 127.0.0.1, real database, in-process
+ * sandbox), in a fresh data directory. With DATABASE_URL set (CI runs the suite once like that) each
+ * service gets its own new PostgreSQL database, dropped at close; otherwise embedded PGlite.
+ */
+export interface TestService {
+  service: RunningService;
+  /** http://127.0.0.1:port */
+  baseUrl: string;
+  /** baseUrl + /api/v1 */
+  api: string;
+  adminKey: string;
+  dataDir: string;
+  request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
+  createOrganization(plan?: string, name?: string): Promise<{ id: string; token: string; slug: string }>;
+  close(): Promise<void>;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  rawBody?: string | Buffer | FormData;
+  headers?: Record<string, string>;
+  redirect?: 'manual' | 'follow';
+}
+
+export interface TestResponse {
+  status: number;
+  headers: Headers;
+  // biome-ignore lint/suspicious/noExplicitAny: test convenience
+  body: any;
+  text: string;
+  bytes: Buffer;
+}
+
+export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
+  const adminUrl = process.env.DATABASE_URL;
+  if (!adminUrl) return null;
+  const name = `nfse_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+      await c.end();
+    },
+  };
+}
+
+export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'nfse-test-'));
+  const database = await createTestDatabase();
+  const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;
+  const config = loadConfig(
+    {
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+      NFSE_ADMIN_KEY: adminKey,
+      NFSE_MASTER_KEY: randomBytes(32).toString('hex'),
+      ...(database ? { DATABASE_URL: database.url, NFSE_GOVERNMENT: 'sandbox' } : {}),
+      ...env,
+    },
+    [],
+  );
+  const logger = pino({ level: config.logLevel });
+  let service: RunningService;
+  try {
+    service = await startService(config, { logger });
+  } catch (err) {
+    await database?.drop();
+    throw err;
+  }
+  const baseUrl = service.url!;
+  // the public URLs must point at the real port (PORT=0 picks one at listen time)
+  service.ctx.config.publicBaseUrl = baseUrl;
+  const api = `${baseUrl}/api/v1`;
+
+  async function request(method: string, path: string, options: RequestOptions = {}): Promise<TestResponse> {
+    const headers: Record<string, string> = { ...(options.headers ?? {}) };
+    if (options.key) headers['x-api-key'] = options.key;
+    let body: string | Buffer | FormData | undefined;
+    if (options.rawBody !== undefined) body = options.rawBody;
+    else if (options.body !== undefined) {
+      body = JSON.stringify(options.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const url = path.startsWith('http') ? path : `${api}${path}`;
+    const res = await fetch(url, { method, headers, body: body as BodyInit, redirect: options.redirect ?? 'manual' });
+    const bytes = Buffer.from(await res.arrayBuffer());
+    const text = bytes.toString('utf8');
+    let parsed: unknown = null;
+    if ((res.headers.get('content-type') ?? '').includes('json') && text) {
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        parsed = null;
+      }
+    }
+    return { status: res.status, headers: res.headers, body: parsed, text, bytes };
+  }
+
+  return {
+    service,
+    baseUrl,
+    api,
+    adminKey,
+    dataDir,
+    request,
+    async createOrganization(plan = 'pro', name = 'Acme Serviços') {
+      const res = await request('POST', '/admin/organizations', { key: adminKey, body: { name, plan } });
+      if (res.status !== 201) throw new Error(`createOrganization: ${res.status} ${res.text}`);
+      return { id: res.body.id, token: res.body.token, slug: res.body.slug };
+    },
+    async close() {
+      await service.close();
+      await database?.drop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
