@@ -1,6 +1,8 @@
 import type { FastifyBaseLogger } from 'fastify';
+import type { CertificateStore } from './certificates/store.ts';
 import type { Config } from './config.ts';
 import type { Database, Db } from './db/client.ts';
+import type { EngineRegistry } from './engines/registry.ts';
 import type { RateLimiter } from './http/rate-limit.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { DocumentStorage } from './storage/types.ts';
@@ -21,6 +23,8 @@ export interface AppContext {
   now: () => Date;
   /** extension slots filled by the engine layer (government endpoints, trust anchors) */
   government: GovernmentEndpoints;
+  engines: EngineRegistry;
+  certificates: CertificateStore;
 }
 
 export interface GovernmentEndpoints {

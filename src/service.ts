@@ -1,9 +1,11 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import pino from 'pino';
+import { CertificateStore } from './certificates/store.ts';
 import type { Config } from './config.ts';
 import type { AppContext, GovernmentEndpoints } from './context.ts';
 import { openDatabase, runMigrations } from './db/client.ts';
+import { EngineRegistry } from './engines/registry.ts';
 import { buildApp } from './http/app.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import type { App } from './http/route.ts';
@@ -107,7 +109,16 @@ export async function startService(
       logger,
       now: options.now ?? (() => new Date()),
       government: endpoints,
+      engines: new EngineRegistry({
+        sefinBaseUrl: endpoints.sefinBaseUrl,
+        caPem: endpoints.caPem,
+        timeouts: config.httpTimeouts,
+        signatureAlgorithm: config.signatureAlgorithm,
+        validateBeforeSend: config.validateBeforeSend,
+      }),
+      certificates: new CertificateStore(database.db, config.masterKey),
     };
+    closers.unshift(() => ctx.engines.close());
     await queue.start();
     closers.unshift(() => queue.stop({ graceful: true, timeoutMs: 15_000 }));
 

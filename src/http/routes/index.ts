@@ -5,6 +5,9 @@ import { changePlanRoute } from './admin/change-plan.ts';
 import { createOrgTokenRoute } from './admin/create-org-token.ts';
 import { createOrganizationRoute } from './admin/create-organization.ts';
 import { revokeOrgTokenRoute } from './admin/revoke-org-token.ts';
+import { getInvoiceStatusRoute } from './invoices/get-invoice-status.ts';
+import { getInvoiceXmlRoute } from './invoices/get-invoice-xml.ts';
+import { issueInvoiceRoute } from './invoices/issue-invoice.ts';
 import { servePublicFile } from './system/files.ts';
 import { health } from './system/health.ts';
 import { openapiDocument } from './system/openapi.ts';
@@ -17,6 +20,9 @@ export const API_ROUTES: RouteModule[] = [
   createOrgTokenRoute,
   revokeOrgTokenRoute,
   changePlanRoute,
+  issueInvoiceRoute,
+  getInvoiceStatusRoute,
+  getInvoiceXmlRoute,
 ];
 
 /** Routes outside the versioned API (public document files). */

@@ -1,0 +1,56 @@
+import { and, eq } from 'drizzle-orm';
+import type { ProjectFiscalProfile, RegimeTributario } from '../../domain/project-profile.ts';
+import type { DbOrTx } from '../client.ts';
+import { projects } from '../schema.ts';
+
+type ProjectRow = typeof projects.$inferSelect;
+
+export function toFiscalProfile(row: ProjectRow): ProjectFiscalProfile {
+  const e = row.endereco;
+  return {
+    id: row.id,
+    cnpj: row.cnpj,
+    razaoSocial: row.razaoSocial,
+    inscricaoMunicipal: row.inscricaoMunicipal,
+    codigoMunicipio: row.codigoMunicipio,
+    regimeTributario: (row.regimeTributario as RegimeTributario | null) ?? null,
+    regimeIss: (row.regimeIss as 1 | 2 | 3 | null) ?? null,
+    email: row.email,
+    telefone: row.telefone,
+    endereco: e
+      ? {
+          logradouro: e.logradouro ?? null,
+          numero: e.numero ?? null,
+          complemento: e.complemento ?? null,
+          bairro: e.bairro ?? null,
+          cidade: e.cidade ?? null,
+          uf: e.uf ?? null,
+          cep: e.cep ?? null,
+        }
+      : null,
+    codigoTributacao: row.codigoTributacao,
+    tributacaoIss: (row.tributacaoIss as 1 | 2 | 3 | 4 | null) ?? null,
+    serieNfse: row.serieNfse,
+    aliquotaSimples: row.aliquotaSimples,
+    cnae: row.cnae,
+    ambiente: row.ambiente === 1 ? 1 : 2,
+    cstPisCofins: row.cstPisCofins,
+    aliquotaPis: row.aliquotaPis,
+    aliquotaCofins: row.aliquotaCofins,
+    tipoRetencaoPisCofins: row.tipoRetencaoPisCofins,
+    defaultCstIbscbs: row.defaultCstIbscbs,
+    defaultClassificacaoTributaria: row.defaultClassificacaoTributaria,
+    defaultIndicadorOperacao: row.defaultIndicadorOperacao,
+    defaultNbs: row.defaultNbs,
+    codigoServicoSp: row.codigoServicoSp,
+  };
+}
+
+export async function loadProjectRow(db: DbOrTx, projectId: string, options: { activeOnly?: boolean } = {}) {
+  const [row] = await db
+    .select()
+    .from(projects)
+    .where(options.activeOnly ? and(eq(projects.id, projectId), eq(projects.active, true)) : eq(projects.id, projectId))
+    .limit(1);
+  return row ?? null;
+}

@@ -1,0 +1,98 @@
+import { DOMParser } from '@xmldom/xmldom';
+import { gunzipBase64 } from '../../xml/transport-encoding.ts';
+import type { TransportResult } from '../transport/mtls.ts';
+import type { GovernmentError, IssuedDocument, Outcome } from '../types.ts';
+
+/** Case-insensitive property access: Sefin answers both `codigo` and `Codigo`, `erros` and `Erros`. */
+function pick(obj: unknown, name: string): unknown {
+  if (!obj || typeof obj !== 'object') return undefined;
+  const lower = name.toLowerCase();
+  for (const [k, v] of Object.entries(obj as Record<string, unknown>)) if (k.toLowerCase() === lower) return v;
+  return undefined;
+}
+
+function str(value: unknown): string | null {
+  return value === undefined || value === null ? null : String(value);
+}
+
+/** Reads the `erros[]` / `erro{}` of an error body into the status `errors[]` shape. */
+export function parseGovernmentErrors(body: unknown): GovernmentError[] {
+  const list = pick(body, 'erros') ?? pick(body, 'erro');
+  const items = Array.isArray(list) ? list : list ? [list] : [];
+  return items.map((item) => ({
+    Codigo: str(pick(item, 'codigo')) ?? 'E0000',
+    Descricao: str(pick(item, 'descricao')) ?? str(pick(item, 'mensagem')) ?? 'Erro não detalhado pela Sefin',
+    Complemento: str(pick(item, 'complemento')),
+  }));
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}
+
+function textOf(xml: string, tag: string): string | null {
+  const doc = new DOMParser().parseFromString(xml, 'text/xml');
+  const el = doc.getElementsByTagName(tag)[0];
+  return el?.textContent ?? null;
+}
+
+/** A non-2xx answer: the error kind follows the status (4xx business/permanent, 429/5xx transient). */
+export function classifyFailure(res: Extract<TransportResult, { kind: 'response' }>): Outcome<never> {
+  const body = parseJson(res.body);
+  const errors = parseGovernmentErrors(body);
+  if (res.status === 429 || res.status >= 500) {
+    const retryAfter = Number(res.headers['retry-after']);
+    return {
+      kind: 'transient',
+      reason: `HTTP ${res.status}${errors[0] ? ` ${errors[0].Codigo} ${errors[0].Descricao}` : ''}`,
+      httpStatus: res.status,
+      ...(Number.isFinite(retryAfter) && retryAfter > 0 ? { retryAfterMs: retryAfter * 1000 } : {}),
+    };
+  }
+  const first = errors[0] ?? {
+    Codigo: `HTTP${res.status}`,
+    Descricao: res.body.slice(0, 500) || `HTTP ${res.status}`,
+  };
+  return {
+    kind: 'rejected',
+    errorCode: first.Codigo,
+    errorMessage: first.Descricao,
+    errors: errors.length > 0 ? errors : [first],
+    httpStatus: res.status,
+  };
+}
+
+/** Turns a transport failure into its outcome kind. */
+export function transportFailure(res: Exclude<TransportResult, { kind: 'response' }>): Outcome<never> {
+  return res.kind === 'not-sent' ? { kind: 'transient', reason: res.reason } : { kind: 'unknown', reason: res.reason };
+}
+
+/** The NFS-e as returned in `nfseXmlGZipB64`, with its key, number and processing time. */
+export function issuedFromNfseXml(xml: string, fallbackKey: string | null, ambiente: 1 | 2): IssuedDocument | null {
+  const idAttr = /<infNFSe[^>]*\sId="NFS(\d{50})"/.exec(xml)?.[1] ?? null;
+  const chave = idAttr ?? fallbackKey;
+  const numero = textOf(xml, 'nNFSe');
+  const dhProc = textOf(xml, 'dhProc');
+  if (!chave || !numero) return null;
+  return { chave, numero, emittedAt: dhProc ? new Date(dhProc) : new Date(), xml, ambiente };
+}
+
+export function parseIssueResponse(res: TransportResult, ambiente: 1 | 2): Outcome<IssuedDocument> {
+  if (res.kind !== 'response') return transportFailure(res);
+  if (res.status !== 201 && res.status !== 200) return classifyFailure(res);
+  const body = parseJson(res.body);
+  const b64 = str(pick(body, 'nfseXmlGZipB64'));
+  if (!b64) return { kind: 'unknown', reason: 'success answer without nfseXmlGZipB64' };
+  let xml: string;
+  try {
+    xml = gunzipBase64(b64);
+  } catch {
+    return { kind: 'unknown', reason: 'success answer with an undecodable NFS-e' };
+  }
+  const issued = issuedFromNfseXml(xml, str(pick(body, 'chaveAcesso')), ambiente);
+  return issued ? { kind: 'ok', value: issued } : { kind: 'unknown', reason: 'NFS-e without key or number' };
+}

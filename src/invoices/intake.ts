@@ -1,0 +1,206 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { and, eq, lt, sql, TransactionRollbackError } from 'drizzle-orm';
+import type { AppContext } from '../context.ts';
+import type { Tx } from '../db/client.ts';
+import { consumeCredits } from '../db/repositories/organizations.ts';
+import { batches, idempotencyKeys, invoices } from '../db/schema.ts';
+import { API_PREFIX } from '../http/route.ts';
+
+/**
+ * Accepting work (POST /emitir and /emitir/batch). An accepted invoice is durable before the 202: its
+ * row, its credit and its job are committed in one transaction. Concurrent requests are committed
+ * together (micro-batched: one transaction for everything that arrived in the same few milliseconds),
+ * which keeps acceptance fast without giving up durability.
+ */
+export interface InvoiceDraft {
+  id: string;
+  request: Record<string, unknown>;
+  referencia: string | null;
+  batchIndex?: number;
+}
+
+export interface Acceptance {
+  orgId: string;
+  projectId: string;
+  engine: string;
+  ambiente: 1 | 2;
+  drafts: InvoiceDraft[];
+  batch?: { id: string };
+}
+
+export type AcceptResult = { ok: true } | { ok: false; reason: 'credits' };
+
+interface Pending {
+  acceptance: Acceptance;
+  resolve: (r: AcceptResult) => void;
+  reject: (err: unknown) => void;
+}
+
+export const IDEMPOTENCY_TTL_HOURS = 48;
+
+export function pollUrl(invoiceId: string): string {
+  return `${API_PREFIX}/invoices/${invoiceId}/status`;
+}
+
+export function newInvoiceId(): string {
+  return randomUUID();
+}
+
+/** Writes acceptances inside a transaction; returns per-acceptance results (credits may refuse one). */
+async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): Promise<AcceptResult[]> {
+  const results: AcceptResult[] = [];
+  const rows: (typeof invoices.$inferInsert)[] = [];
+  for (const a of items) {
+    if (!(await consumeCredits(tx, a.orgId, a.drafts.length))) {
+      results.push({ ok: false, reason: 'credits' });
+      continue;
+    }
+    results.push({ ok: true });
+    if (a.batch) await tx.insert(batches).values({ id: a.batch.id, projectId: a.projectId, total: a.drafts.length });
+    for (const d of a.drafts) {
+      rows.push({
+        id: d.id,
+        projectId: a.projectId,
+        orgId: a.orgId,
+        batchId: a.batch?.id ?? null,
+        batchIndex: d.batchIndex ?? null,
+        status: 'queued',
+        engine: a.engine,
+        referencia: d.referencia,
+        request: d.request,
+        ambiente: a.ambiente,
+      });
+    }
+  }
+  if (rows.length > 0) {
+    await tx.insert(invoices).values(rows);
+    await ctx.queue.insert(
+      'invoice.issue',
+      rows.map((r) => ({ invoiceId: r.id! })),
+      { tx },
+    );
+  }
+  return results;
+}
+
+export class InvoiceIntake {
+  private pending: Pending[] = [];
+  private scheduled = false;
+  private flushing = 0;
+  private static readonly MAX_GROUP = 200;
+
+  constructor(private readonly ctx: AppContext) {}
+
+  /** Durably accepts the drafts (batched with concurrent requests). */
+  accept(acceptance: Acceptance): Promise<AcceptResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ acceptance, resolve, reject });
+      if (this.pending.length >= InvoiceIntake.MAX_GROUP) this.flush();
+      else if (!this.scheduled) {
+        this.scheduled = true;
+        setImmediate(() => this.flush());
+      }
+    });
+  }
+
+  private flush() {
+    this.scheduled = false;
+    if (this.pending.length === 0) return;
+    const group = this.pending.splice(0, InvoiceIntake.MAX_GROUP);
+    this.flushing++;
+    this.ctx.db
+      .transaction((tx) =>
+        writeAcceptances(
+          this.ctx,
+          tx,
+          group.map((p) => p.acceptance),
+        ),
+      )
+      .then(
+        (results) => group.forEach((p, i) => p.resolve(results[i]!)),
+        (err) => group.forEach((p) => p.reject(err)),
+      )
+      .finally(() => {
+        this.flushing--;
+        if (this.pending.length > 0 && !this.scheduled) {
+          this.scheduled = true;
+          setImmediate(() => this.flush());
+        }
+      });
+  }
+
+  /**
+   * With an Idempotency-Key: the key, the invoice and its job commit together, so a replay always finds
+   * either nothing or the complete first response.
+   */
+  async acceptIdempotent(
+    acceptance: Acceptance,
+    key: string,
+    bodyHash: string,
+    response: { status: number; body: unknown },
+  ): Promise<
+    | { kind: 'accepted' }
+    | { kind: 'refused'; reason: 'credits' }
+    | { kind: 'replay'; status: number; body: unknown }
+    | { kind: 'mismatch' }
+  > {
+    return this.ctx.db
+      .transaction(async (tx) => {
+        const inserted = await tx
+          .insert(idempotencyKeys)
+          .values({
+            projectId: acceptance.projectId,
+            key,
+            requestHash: bodyHash,
+            statusCode: response.status,
+            response: response.body as object,
+          })
+          .onConflictDoNothing()
+          .returning({ key: idempotencyKeys.key });
+        if (inserted.length === 0) {
+          const [existing] = await tx
+            .select()
+            .from(idempotencyKeys)
+            .where(and(eq(idempotencyKeys.projectId, acceptance.projectId), eq(idempotencyKeys.key, key)))
+            .limit(1);
+          if (!existing) throw new Error('idempotency row vanished');
+          if (existing.requestHash !== bodyHash) return { kind: 'mismatch' as const };
+          return { kind: 'replay' as const, status: existing.statusCode, body: existing.response };
+        }
+        const [result] = await writeAcceptances(this.ctx, tx, [acceptance]);
+        if (!result!.ok) {
+          tx.rollback();
+        }
+        return { kind: 'accepted' as const };
+      })
+      .catch((err: unknown) => {
+        if (err instanceof TransactionRollbackError) return { kind: 'refused' as const, reason: 'credits' as const };
+        throw err;
+      });
+  }
+}
+
+/** A stable hash of a JSON body (key order does not matter). */
+export function hashBody(body: unknown): string {
+  const canonical = (value: unknown): unknown => {
+    if (Array.isArray(value)) return value.map(canonical);
+    if (value && typeof value === 'object') {
+      return Object.fromEntries(
+        Object.keys(value as object)
+          .sort()
+          .map((k) => [k, canonical((value as Record<string, unknown>)[k])]),
+      );
+    }
+    return value;
+  };
+  return createHash('sha256')
+    .update(JSON.stringify(canonical(body)))
+    .digest('hex');
+}
+
+/** Idempotency keys are kept at least 24 h; older ones are pruned by a periodic task. */
+export async function pruneIdempotencyKeys(ctx: AppContext): Promise<void> {
+  await ctx.db
+    .delete(idempotencyKeys)
+    .where(lt(idempotencyKeys.createdAt, sql`now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`));
+}
