@@ -1,0 +1,103 @@
+import { createA1Certificate } from '../../src/certificates/generate.ts';
+import type { TestService } from './harness.ts';
+
+export const PROVIDER_CNPJ = '11222333000181';
+
+export interface OnboardedProject {
+  orgId: string;
+  orgToken: string;
+  projectId: string;
+  apiKey: string;
+  certificatePem: string;
+  cnpj: string;
+}
+
+/** The onboarding flow of spec 5.8, over HTTP: org → project → certificate → API key. */
+export async function onboardProject(
+  t: TestService,
+  options: {
+    plan?: string;
+    project?: Record<string, unknown>;
+    cnpj?: string;
+    certificateEncryption?: 'aes256' | '3des';
+    rateLimitPerMinute?: number;
+  } = {},
+): Promise<OnboardedProject> {
+  const cnpj = options.cnpj ?? PROVIDER_CNPJ;
+  const org = await t.createOrganization(options.plan ?? 'pro');
+  const project = await t.request('POST', '/org/projects', {
+    key: org.token,
+    body: {
+      name: 'Empresa Exemplo',
+      cnpj,
+      razaoSocial: 'EMPRESA EXEMPLO LTDA',
+      inscricaoMunicipal: '12345',
+      regimeTributario: '1',
+      codigoMunicipio: '3550308',
+      email: 'fiscal@exemplo.com.br',
+      telefone: '11999990000',
+      endereco: {
+        logradouro: 'Rua das Flores',
+        numero: '100',
+        bairro: 'Centro',
+        cidade: 'São Paulo',
+        uf: 'SP',
+        cep: '01001000',
+      },
+      codigoTributacao: '010101',
+      tributacaoIss: 1,
+      serieNfse: '1',
+      ambiente: 2,
+      ...options.project,
+    },
+  });
+  if (project.status !== 201) throw new Error(`create project: ${project.status} ${project.text}`);
+  const projectId = project.body.id as string;
+
+  const a1 = createA1Certificate({
+    cnpj,
+    name: 'EMPRESA EXEMPLO LTDA',
+    password: 'segredo-123',
+    encryption: options.certificateEncryption ?? 'aes256',
+  });
+  const form = new FormData();
+  form.set('password', a1.password);
+  form.set('file', new Blob([new Uint8Array(a1.pfx)], { type: 'application/x-pkcs12' }), 'empresa.pfx');
+  const cert = await t.request('POST', `/org/projects/${projectId}/certificate`, { key: org.token, rawBody: form });
+  if (cert.status !== 201) throw new Error(`upload certificate: ${cert.status} ${cert.text}`);
+
+  const key = await t.request('POST', `/org/projects/${projectId}/api-keys`, {
+    key: org.token,
+    body: { name: 'test', ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}) },
+  });
+  if (key.status !== 201) throw new Error(`create api key: ${key.status} ${key.text}`);
+  return { orgId: org.id, orgToken: org.token, projectId, apiKey: key.body.key, certificatePem: a1.certPem, cnpj };
+}
+
+/** A minimal valid POST /emitir body. */
+export function invoiceBody(overrides: Record<string, unknown> = {}) {
+  return {
+    tomador: { cnpj: '11444777000161', nome: 'Cliente Tomador SA', email: 'contas@cliente.com.br' },
+    servico: { descricao: 'Desenvolvimento de software sob encomenda', codigo: '010101' },
+    valores: { total: 1500.5, aliquotaIss: 2 },
+    ...overrides,
+  };
+}
+
+/** Polls the status until it leaves queued/processing (or the timeout). */
+export async function waitForInvoice(
+  t: TestService,
+  apiKey: string,
+  invoiceId: string,
+  timeoutMs = 15_000,
+  // biome-ignore lint/suspicious/noExplicitAny: status body
+): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const res = await t.request('GET', `/invoices/${invoiceId}/status`, { key: apiKey });
+    if (res.status !== 200) throw new Error(`status: ${res.status} ${res.text}`);
+    if (!['queued', 'processing'].includes(res.body.status)) return res.body;
+    if (Date.now() > deadline) throw new Error(`invoice ${invoiceId} still ${res.body.status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
