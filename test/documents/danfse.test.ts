@@ -318,6 +318,15 @@ describe('DANFSe view model', () => {
     expect(result.model.issqn).toBeNull();
   });
 
+  it('totals a note without the IBS/CBS group at its net value', () => {
+    const result = buildDanfseModel(sampleXml().replace(/<IBSCBS>[\s\S]*?<\/IBSCBS>/g, ''));
+    if (!result.ok) throw new Error(result.message);
+    expect(result.model.ibsCbs).toBeNull();
+    expect(result.model.totais.totalIbsCbs).toBe('-');
+    expect(result.model.totais.valorLiquidoMaisIbsCbs).toBe('R$ 9.385,00');
+    expect(result.model.finalidade).toBe('NFS-e regular');
+  });
+
   it('rejects unparsable XML and documents that are not an NFS-e', () => {
     for (const xml of ['', 'not xml at all', sampleXml().slice(0, 1500), '<NFSe><infNFSe']) {
       const result = buildDanfseModel(xml);

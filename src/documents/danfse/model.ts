@@ -604,7 +604,8 @@ export function buildDanfseModel(nfseXml: string): DanfseModelResult {
       totalRetencoes: formatMoney(text(nfseValores, 'vTotalRet')),
       valorLiquido: formatMoney(text(nfseValores, 'vLiq')),
       totalIbsCbs: formatMoney(sumDecimals(text(tot, 'gIBS/vIBSTot'), text(tot, 'gCBS/vCBS'))),
-      valorLiquidoMaisIbsCbs: formatMoney(text(tot, 'vTotNF')),
+      // Without an IBS/CBS group (notes before the reform layout) the total is the net value itself.
+      valorLiquidoMaisIbsCbs: formatMoney(text(tot, 'vTotNF') ?? text(nfseValores, 'vLiq')),
     },
     informacoesComplementares: readInformacoesComplementares(inf, infDps),
     tributosAproximados: readTributosAproximados(infDps),

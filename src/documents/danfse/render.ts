@@ -178,11 +178,9 @@ function planPage(doc: Doc, l: Layout, m: DanfseModel, logo: Buffer | null, canc
     m.tomador ? partyBlock(doc, l, 'TOMADOR / ADQUIRENTE', m.tomador, false) : noteBlock(l, EMPTY_TEXTS.tomador),
     m.destinatario.kind === 'party'
       ? partyBlock(doc, l, 'DESTINATÁRIO DA OPERAÇÃO', m.destinatario.party, false, false)
-      : noteBlock(
-          l,
-          m.destinatario.kind === 'tomador' ? EMPTY_TEXTS.destinatarioTomador : EMPTY_TEXTS.destinatario,
-          'DESTINATÁRIO DA OPERAÇÃO',
-        ),
+      : m.destinatario.kind === 'tomador'
+        ? noteBlock(l, EMPTY_TEXTS.destinatarioTomador, 'DESTINATÁRIO DA OPERAÇÃO')
+        : noteBlock(l, EMPTY_TEXTS.destinatario),
     m.intermediario
       ? partyBlock(doc, l, 'INTERMEDIÁRIO DA OPERAÇÃO', m.intermediario, false)
       : noteBlock(l, EMPTY_TEXTS.intermediario),
