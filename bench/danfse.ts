@@ -5,7 +5,10 @@
 import { readFileSync } from 'node:fs';
 import { renderDanfse } from '../src/documents/danfse/render.ts';
 
-const SAMPLE = '/work/shared/reference/national/samples/ExemploPisZeradoCofinsSobreFaturamentoPreenchido.xml';
+const SAMPLE = new URL(
+  '../test/fixtures/national/ExemploPisZeradoCofinsSobreFaturamentoPreenchido.xml',
+  import.meta.url,
+).pathname;
 
 function loadSample(): string {
   // The published sample has one raw `&` in a name; escape it so the XML is well-formed.

@@ -25,8 +25,14 @@ function argValue(name: string): string | undefined {
   return index >= 0 ? process.argv[index + 1] : undefined;
 }
 
-const tablesDir = argValue('--tables') ?? process.env.NFSE_TABLES_DIR ?? '/work/shared/reference/tables/derived';
-const routingDir = argValue('--routing') ?? process.env.NFSE_ROUTING_DIR ?? '/work/shared/reference/routing';
+const tablesDir =
+  argValue('--tables') ??
+  process.env.NFSE_TABLES_DIR ??
+  new URL('../../shared/reference/tables/derived', import.meta.url).pathname;
+const routingDir =
+  argValue('--routing') ??
+  process.env.NFSE_ROUTING_DIR ??
+  new URL('../../shared/reference/routing', import.meta.url).pathname;
 const outDir = fileURLToPath(new URL('../src/domain/tables/', import.meta.url));
 const generatedAt = new Date().toISOString();
 

@@ -53,7 +53,7 @@ export class JobQueue {
         retryLimit: p.retryLimit,
         retryDelay: p.retryDelaySeconds,
         retryBackoff: p.retryBackoff,
-        retryDelayMax: p.retryDelayMaxSeconds,
+        ...(p.retryDelayMaxSeconds !== undefined ? { retryDelayMax: p.retryDelayMaxSeconds } : {}),
         expireInSeconds: p.expireInSeconds,
         notify: true,
       };

@@ -26,7 +26,8 @@ import {
 import { type RenderDanfseInput, renderDanfse } from '../../src/documents/danfse/render.ts';
 import { hasTool } from '../support/tools.ts';
 
-const SAMPLE = '/work/shared/reference/national/samples/ExemploPisZeradoCofinsSobreFaturamentoPreenchido.xml';
+const SAMPLE = new URL('../fixtures/national/ExemploPisZeradoCofinsSobreFaturamentoPreenchido.xml', import.meta.url)
+  .pathname;
 const KEY = '33045572211905971000105000000000014625124504258429';
 const QR_URL = `https://www.nfse.gov.br/ConsultaPublica/?tpc=1&chave=${KEY}`;
 

@@ -9,7 +9,7 @@ import { SignedXml } from 'xml-crypto';
 import type { SigningKey } from '../../src/xml/sign.ts';
 
 export const DSIG_NS = 'http://www.w3.org/2000/09/xmldsig#';
-export const SAMPLES_DIR = '/work/shared/reference/national/samples';
+export const SAMPLES_DIR = new URL('../fixtures/national', import.meta.url).pathname;
 
 /** A fresh RSA-2048 key with a self-signed ICP-Brasil-like A1 certificate (CNPJ in the CN suffix). */
 export function createTestSigningKey(commonName = 'EMPRESA EXEMPLO LTDA:11222333000181'): SigningKey {
