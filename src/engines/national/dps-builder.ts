@@ -8,6 +8,8 @@ import type {
 import { roundMoney } from '../../domain/invoice-request.ts';
 import type { ProjectFiscalProfile } from '../../domain/project-profile.ts';
 import { findServiceCode, NO_ISS_ICMS_INCIDENCE } from '../../domain/service-codes.ts';
+import { formatDateTimeWithOffset } from '../../xml/datetime.ts';
+import { escapeXmlAttr, escapeXmlText } from '../../xml/sign.ts';
 
 /**
  * DPS 1.01 (Sistema Nacional NFS-e) from a NormalizedInvoice: unsigned `<DPS>`, no XML declaration, no whitespace
@@ -47,27 +49,6 @@ export interface BuiltDps {
 // ---------------------------------------------------------------------------------------------------------------
 // Text and number formatting
 // ---------------------------------------------------------------------------------------------------------------
-
-/** C14N text escaping (`&amp;` `&lt;` `&gt;` `&#xD;`), dropping characters XML 1.0 cannot carry. */
-function escapeText(value: string): string {
-  return value
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]/g, '')
-    .replace(/[&<>\r]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&#xD;'));
-}
-
-const ATTR_ENTITIES: Record<string, string> = {
-  '&': '&amp;',
-  '<': '&lt;',
-  '"': '&quot;',
-  '\t': '&#x9;',
-  '\n': '&#xA;',
-  '\r': '&#xD;',
-};
-
-/** C14N attribute escaping. */
-function escapeAttr(value: string): string {
-  return value.replace(/[&<"\t\n\r]/g, (c) => ATTR_ENTITIES[c]);
-}
 
 const TYPOGRAPHIC: Record<string, string> = {
   '\u2018': "'",
@@ -131,22 +112,6 @@ function rate(value: number): string {
   return roundMoney(value).toFixed(2);
 }
 
-function pad2(n: number): string {
-  return n < 10 ? `0${n}` : String(n);
-}
-
-/** `AAAA-MM-DDThh:mm:ss±hh:mm` in the given offset, no fractions (TSDateTimeUTC). */
-function formatDateTime(date: Date, offsetMinutes: number): string {
-  const local = new Date(date.getTime() + offsetMinutes * 60_000);
-  const sign = offsetMinutes < 0 ? '-' : '+';
-  const abs = Math.abs(offsetMinutes);
-  return (
-    `${local.getUTCFullYear()}-${pad2(local.getUTCMonth() + 1)}-${pad2(local.getUTCDate())}` +
-    `T${pad2(local.getUTCHours())}:${pad2(local.getUTCMinutes())}:${pad2(local.getUTCSeconds())}` +
-    `${sign}${pad2(Math.floor(abs / 60))}:${pad2(abs % 60)}`
-  );
-}
-
 // ---------------------------------------------------------------------------------------------------------------
 // XML assembly: a group with no content is left out.
 // ---------------------------------------------------------------------------------------------------------------
@@ -161,7 +126,7 @@ function group(name: string, ...children: Part[]): string {
 /** A leaf; null or empty values are left out. */
 function leaf(name: string, value: string | number | null | undefined): string {
   if (value === null || value === undefined || value === '') return '';
-  return `<${name}>${escapeText(String(value))}</${name}>`;
+  return `<${name}>${escapeXmlText(String(value))}</${name}>`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -524,7 +489,7 @@ export function buildDps(input: BuildDpsInput): BuiltDps {
   if (!version) throw new Error('buildDps: verAplic is required');
   if (tpAmb !== 1 && tpAmb !== 2) throw new Error('buildDps: tpAmb must be 1 or 2');
   const id = buildDpsId({ cLocEmi, provider: { cnpj: project.cnpj }, serie, nDPS });
-  const emitted = formatDateTime(dhEmi, BRASILIA_OFFSET_MINUTES);
+  const emitted = formatDateTimeWithOffset(dhEmi, BRASILIA_OFFSET_MINUTES);
   const infDps =
     leaf('tpAmb', tpAmb) +
     leaf('dhEmi', emitted) +
@@ -541,7 +506,7 @@ export function buildDps(input: BuildDpsInput): BuiltDps {
     ibsCbsGroup(invoice);
   const xml =
     `<DPS xmlns="${NFSE_NAMESPACE}" versao="${DPS_LAYOUT_VERSION}">` +
-    `<infDPS Id="${escapeAttr(id)}">${infDps}</infDPS></DPS>`;
+    `<infDPS Id="${escapeXmlAttr(id)}">${infDps}</infDPS></DPS>`;
   return { xml, id };
 }
 
