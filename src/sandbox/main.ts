@@ -1,0 +1,47 @@
+import { resolve } from 'node:path';
+import { provisionSandboxIdentity } from './identity.ts';
+import { startSefinSandbox } from './sefin/server.ts';
+
+/**
+ * `npm run sandbox`: the Sefin Nacional sandbox on its own.
+ * Env: SANDBOX_PORT (default 8443), SANDBOX_HOST (default 127.0.0.1), SANDBOX_DIR (default ./data/sandbox).
+ */
+
+const port = Number(process.env.SANDBOX_PORT ?? 8443);
+if (!Number.isInteger(port) || port < 0 || port > 65535) {
+  console.error(`SANDBOX_PORT must be a port number, got ${process.env.SANDBOX_PORT}`);
+  process.exit(2);
+}
+const host = process.env.SANDBOX_HOST ?? '127.0.0.1';
+const dir = resolve(process.env.SANDBOX_DIR ?? './data/sandbox');
+
+const identity = provisionSandboxIdentity(dir);
+const sandbox = await startSefinSandbox({
+  host,
+  port,
+  tls: identity.tls,
+  signer: identity.signer,
+  storeFile: resolve(dir, 'sefin-store.jsonl'),
+  logger: {
+    info: (message) => console.log(message),
+    warn: (message) => console.warn(message),
+  },
+});
+
+console.log(`Sefin Nacional sandbox listening on ${sandbox.url}`);
+console.log(`  produção:          ${sandbox.url}/producao/SefinNacional`);
+console.log(`  produção restrita: ${sandbox.url}/producaorestrita/SefinNacional`);
+console.log(`  CA certificate:    ${identity.caFile}`);
+console.log(`  faults:            PUT ${sandbox.url}/__sandbox/faults   issued: GET ${sandbox.url}/__sandbox/issued`);
+
+let closing = false;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.on(signal, () => {
+    if (closing) return;
+    closing = true;
+    sandbox.close().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  });
+}

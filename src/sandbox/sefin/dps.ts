@@ -1,0 +1,150 @@
+import { type MensagemProcessamento, officialMessage } from './codes.ts';
+import type { Ambiente, SefinStore } from './store.ts';
+import { at, child, textAt } from './xml.ts';
+
+/** The fields of a received DPS that the sandbox's rules and NFS-e generation use. */
+
+export interface Party {
+  cnpj: string | null;
+  cpf: string | null;
+  im: string | null;
+  xNome: string | null;
+  fone: string | null;
+  email: string | null;
+  /** National address (endNac), when the party has one. */
+  address: {
+    cMun: string;
+    cep: string;
+    xLgr: string;
+    nro: string;
+    xCpl: string | null;
+    xBairro: string;
+  } | null;
+}
+
+export interface DpsData {
+  id: string;
+  tpAmb: string;
+  dhEmi: string;
+  serie: string;
+  nDPS: string;
+  dCompet: string;
+  tpEmit: '1' | '2' | '3';
+  cLocEmi: string;
+  prest: Party;
+  toma: Party | null;
+  interm: Party | null;
+  /** The party that issued (and must have signed) the DPS, per tpEmit. */
+  emitter: Party | null;
+  infDps: Element;
+}
+
+function readParty(el: Element | null): Party | null {
+  if (!el) return null;
+  const endNac = at(el, 'end/endNac');
+  const end = child(el, 'end');
+  return {
+    cnpj: textAt(el, 'CNPJ') ?? null,
+    cpf: textAt(el, 'CPF') ?? null,
+    im: textAt(el, 'IM') ?? null,
+    xNome: textAt(el, 'xNome') ?? null,
+    fone: textAt(el, 'fone') ?? null,
+    email: textAt(el, 'email') ?? null,
+    address:
+      endNac && end
+        ? {
+            cMun: textAt(endNac, 'cMun') ?? '',
+            cep: textAt(endNac, 'CEP') ?? '',
+            xLgr: textAt(end, 'xLgr') ?? '',
+            nro: textAt(end, 'nro') ?? '',
+            xCpl: textAt(end, 'xCpl') ?? null,
+            xBairro: textAt(end, 'xBairro') ?? '',
+          }
+        : null,
+  };
+}
+
+/** Reads a DPS that already passed the schema (so the mandatory elements are there). */
+export function readDps(root: Element): DpsData {
+  const infDps = child(root, 'infDPS');
+  if (!infDps) throw new Error('DPS without infDPS (the schema should have refused it)');
+  const tpEmit = (textAt(infDps, 'tpEmit') ?? '1') as DpsData['tpEmit'];
+  const prest = readParty(child(infDps, 'prest'))!;
+  const toma = readParty(child(infDps, 'toma'));
+  const interm = readParty(child(infDps, 'interm'));
+  return {
+    id: infDps.getAttribute('Id') ?? '',
+    tpAmb: textAt(infDps, 'tpAmb') ?? '',
+    dhEmi: textAt(infDps, 'dhEmi') ?? '',
+    serie: textAt(infDps, 'serie') ?? '',
+    nDPS: textAt(infDps, 'nDPS') ?? '',
+    dCompet: textAt(infDps, 'dCompet') ?? '',
+    tpEmit,
+    cLocEmi: textAt(infDps, 'cLocEmi') ?? '',
+    prest,
+    toma,
+    interm,
+    emitter: tpEmit === '2' ? toma : tpEmit === '3' ? interm : prest,
+    infDps,
+  };
+}
+
+/** CNPJ (14) or CPF (11) of a party, or null for a foreign or unidentified one. */
+export function inscricaoOf(party: Party | null): string | null {
+  return party?.cnpj ?? party?.cpf ?? null;
+}
+
+/** The part of an inscription that identifies the taxpayer: the CNPJ root (8) or the whole CPF. */
+export function inscricaoRoot(inscricao: string): string {
+  return inscricao.length === 14 ? inscricao.slice(0, 8) : inscricao;
+}
+
+/** Type (1 CPF, 2 CNPJ) and the 14-character inscription of the DPS/NFS-e identifiers. */
+export function identifierInscricao(party: Party | null): { tpInsc: 1 | 2; inscricao: string } | null {
+  if (party?.cnpj) return { tpInsc: 2, inscricao: party.cnpj };
+  if (party?.cpf) return { tpInsc: 1, inscricao: `000${party.cpf}` };
+  return null;
+}
+
+export function expectedDpsId(dps: DpsData): string | null {
+  const ident = identifierInscricao(dps.emitter);
+  if (!ident) return null;
+  return `DPS${dps.cLocEmi}${ident.tpInsc}${ident.inscricao}${dps.serie.padStart(5, '0')}${dps.nDPS.padStart(15, '0')}`;
+}
+
+export function stripZeros(value: string): string {
+  return value.replace(/^0+(?=.)/, '');
+}
+
+/** Business rules of Anexo I that the sandbox holds (all failures are reported together, as Sefin does). */
+export function checkDpsRules(dps: DpsData, env: Ambiente, now: Date, store: SefinStore): MensagemProcessamento[] {
+  const errors: MensagemProcessamento[] = [];
+  const expectedId = expectedDpsId(dps);
+  if (expectedId !== dps.id) {
+    errors.push(
+      officialMessage('E0004', `Id informado: ${dps.id}; esperado: ${expectedId ?? '(emitente sem CNPJ/CPF)'}.`),
+    );
+  }
+  if (dps.tpAmb !== String(env)) {
+    errors.push(officialMessage('E0006', `tpAmb ${dps.tpAmb} enviado ao ambiente ${env}.`));
+  }
+  const dhEmi = Date.parse(dps.dhEmi);
+  if (Number.isNaN(dhEmi) || dhEmi > now.getTime()) {
+    errors.push(officialMessage('E0008', `dhEmi ${dps.dhEmi}; processamento ${now.toISOString()}.`));
+  }
+  const serie = Number(dps.serie);
+  if (!Number.isInteger(serie) || serie < 1 || serie > 49999) {
+    errors.push(
+      officialMessage('E0010', `Série ${dps.serie}: a faixa do aplicativo próprio do contribuinte é 00001 a 49999.`),
+    );
+  }
+  if (dps.dCompet > dps.dhEmi.slice(0, 10)) {
+    errors.push(officialMessage('E0015', `dCompet ${dps.dCompet}; dhEmi ${dps.dhEmi}.`));
+  }
+  const emitente = inscricaoOf(dps.emitter);
+  if (emitente) {
+    const previous = store.findByDpsNumber(env, dps.cLocEmi, emitente, stripZeros(dps.serie), stripZeros(dps.nDPS));
+    if (previous) errors.push(officialMessage('E0014', `DPS já processada: ${previous.idDps}.`));
+  }
+  return errors;
+}

@@ -1,0 +1,98 @@
+import { type KeyObject, X509Certificate } from 'node:crypto';
+import { XMLSerializer } from '@xmldom/xmldom';
+import { SignedXml } from 'xml-crypto';
+import { type CertificateIdentity, readCertificateIdentity } from '../../certificates/pkcs12.ts';
+import { at, child, childElements, XMLDSIG_NS } from './xml.ts';
+
+/**
+ * The sandbox's own XML-DSig code, on xml-crypto directly: it must not share the service's signer, so that a
+ * bug there cannot hide behind the same bug here.
+ */
+
+export interface VerifiedSignature {
+  certificate: X509Certificate;
+  identity: CertificateIdentity;
+}
+
+export type SignatureCheck =
+  | { ok: true; value: VerifiedSignature }
+  | { ok: false; reason: 'missing' | 'invalid' | 'certificate'; detail: string };
+
+const RSA_ALGORITHMS = new Set([
+  'http://www.w3.org/2000/09/xmldsig#rsa-sha1',
+  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+  'http://www.w3.org/2001/04/xmldsig-more#rsa-sha512',
+]);
+
+/**
+ * Verifies the enveloped signature that follows `signed` inside `root` (`<root><signed Id=…/><Signature/></root>`):
+ * a single Reference to `#Id`, an RSA algorithm, and the key of the X509Certificate in KeyInfo.
+ */
+export function verifyEnvelopedSignature(xml: string, root: Element, signed: Element): SignatureCheck {
+  const signatures = childElements(root).filter((e) => e.localName === 'Signature' && e.namespaceURI === XMLDSIG_NS);
+  if (signatures.length === 0) return { ok: false, reason: 'missing', detail: 'Assinatura ausente.' };
+  if (signatures.length > 1) return { ok: false, reason: 'invalid', detail: 'Mais de uma assinatura.' };
+  const signature = signatures[0];
+  const id = signed.getAttribute('Id') ?? '';
+
+  const references = childElements(child(signature, 'SignedInfo') ?? signature).filter(
+    (e) => e.localName === 'Reference',
+  );
+  if (references.length !== 1 || references[0].getAttribute('URI') !== `#${id}`) {
+    return { ok: false, reason: 'invalid', detail: `A assinatura deve ter uma única referência a #${id}.` };
+  }
+  const algorithm = at(signature, 'SignedInfo/SignatureMethod')?.getAttribute('Algorithm') ?? '';
+  if (!RSA_ALGORITHMS.has(algorithm)) {
+    return { ok: false, reason: 'invalid', detail: `Algoritmo de assinatura não aceito: ${algorithm}.` };
+  }
+  const certText = (at(signature, 'KeyInfo/X509Data/X509Certificate')?.textContent ?? '').replace(/\s+/g, '');
+  if (!certText) return { ok: false, reason: 'invalid', detail: 'KeyInfo sem X509Certificate.' };
+  let certificate: X509Certificate;
+  let identity: CertificateIdentity;
+  try {
+    certificate = new X509Certificate(Buffer.from(certText, 'base64'));
+    identity = readCertificateIdentity(certificate.raw);
+  } catch (err) {
+    return { ok: false, reason: 'certificate', detail: `Certificado ilegível: ${(err as Error).message}` };
+  }
+
+  try {
+    const verifier = new SignedXml({ publicCert: certificate.toString() });
+    verifier.loadSignature(new XMLSerializer().serializeToString(signature));
+    if (!verifier.checkSignature(xml)) {
+      return { ok: false, reason: 'invalid', detail: 'Valor de digest ou de assinatura não confere.' };
+    }
+  } catch (err) {
+    return { ok: false, reason: 'invalid', detail: (err as Error).message };
+  }
+  return { ok: true, value: { certificate, identity } };
+}
+
+export interface SandboxSigner {
+  privateKey: KeyObject;
+  certPem: string;
+}
+
+/**
+ * Signs `<root><element Id=…>…</element></root>` the way Sefin Nacional signs what it issues (see the official
+ * sample): RSA-SHA256, SHA-256 digest, enveloped + exclusive C14N with comments, X509Certificate in KeyInfo,
+ * the Signature as the last child of the root.
+ */
+export function signAsSefin(xml: string, rootName: string, elementName: string, signer: SandboxSigner): string {
+  const c14n = 'http://www.w3.org/2001/10/xml-exc-c14n#WithComments';
+  const sig = new SignedXml({
+    privateKey: signer.privateKey,
+    publicCert: signer.certPem,
+    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    canonicalizationAlgorithm: c14n,
+  });
+  sig.addReference({
+    xpath: `/*[local-name(.)='${rootName}']/*[local-name(.)='${elementName}']`,
+    transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', c14n],
+    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+  });
+  sig.computeSignature(xml, {
+    location: { reference: `/*[local-name(.)='${rootName}']/*[local-name(.)='${elementName}']`, action: 'after' },
+  });
+  return sig.getSignedXml();
+}
