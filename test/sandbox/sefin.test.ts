@@ -3,7 +3,7 @@ import { statSync, writeFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gzipSync } from 'node:zlib';
 import { DOMParser } from '@xmldom/xmldom';
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -16,6 +16,9 @@ import {
 import { type A1Certificate, readPkcs12 } from '../../src/certificates/pkcs12.ts';
 import { provisionSandboxIdentity, type SandboxIdentity } from '../../src/sandbox/identity.ts';
 import { type SefinSandbox, startSefinSandbox } from '../../src/sandbox/sefin/server.ts';
+import { buildCancellationRequest } from '../../src/engines/national/event-builder.ts';
+import { type SignatureAlgorithm, signXml } from '../../src/xml/sign.ts';
+import { gunzipBase64, gzipBase64 } from '../../src/xml/transport-encoding.ts';
 import { validateXml } from '../../src/xml/xsd.ts';
 import { exportPkcs12WithOpenssl } from '../support/openssl-pkcs12.ts';
 import { hasTool } from '../support/tools.ts';
@@ -85,37 +88,54 @@ function buildDps(options: DpsOptions = {}): { xml: string; id: string; nDPS: nu
   return { xml, id, nDPS };
 }
 
-/** Enveloped XML-DSig as the manual prescribes (RSA-SHA1, SHA-1, C14N), by xml-crypto directly. */
-function signEnveloped(xml: string, element: string, cert: A1Certificate): string {
-  const c14n = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315';
+/** Our signer (src/xml/sign.ts): RSA-SHA1 + C14N by default, as the manual prescribes. */
+function signEnveloped(
+  xml: string,
+  element: string,
+  cert: A1Certificate,
+  algorithm: SignatureAlgorithm = 'rsa-sha1',
+): string {
+  return signXml(xml, {
+    elementName: element,
+    key: { privateKey: cert.privateKey, certificatePem: cert.certPem },
+    algorithm,
+  });
+}
+
+/** An independent signer (xml-crypto directly), so the sandbox is not only tested against our own signer. */
+function signWithXmlCrypto(xml: string, element: string, cert: A1Certificate): string {
+  const c14n = 'http://www.w3.org/2001/10/xml-exc-c14n#';
   const sig = new SignedXml({
     privateKey: cert.privateKey,
     publicCert: cert.certPem,
-    signatureAlgorithm: 'http://www.w3.org/2000/09/xmldsig#rsa-sha1',
+    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
     canonicalizationAlgorithm: c14n,
   });
   sig.addReference({
     xpath: `//*[local-name(.)='${element}']`,
     transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', c14n],
-    digestAlgorithm: 'http://www.w3.org/2000/09/xmldsig#sha1',
+    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
   });
   sig.computeSignature(xml, { location: { reference: `//*[local-name(.)='${element}']`, action: 'after' } });
   return sig.getSignedXml();
 }
 
-function cancellationRequest(chave: string, author: string, options: { tpAmb?: 1 | 2; chNFSe?: string } = {}): string {
-  const ch = options.chNFSe ?? chave;
-  return (
-    `<pedRegEvento xmlns="${NFSE_NS}" versao="1.01"><infPedReg Id="PRE${ch}101101">` +
-    `<tpAmb>${options.tpAmb ?? 2}</tpAmb><verAplic>teste-1.0</verAplic><dhEvento>${brasilia()}</dhEvento>` +
-    `<CNPJAutor>${author}</CNPJAutor><chNFSe>${ch}</chNFSe><e101101><xDesc>Cancelamento de NFS-e</xDesc>` +
-    '<cMotivo>1</cMotivo><xMotivo>Erro na emissão da nota de teste</xMotivo></e101101></infPedReg></pedRegEvento>'
-  );
+/** The cancellation request of our event builder (src/engines/national/event-builder.ts). */
+function cancellationRequest(chave: string, author: string, options: { tpAmb?: 1 | 2 } = {}): string {
+  return buildCancellationRequest({
+    chaveAcesso: chave,
+    tpAmb: options.tpAmb ?? 2,
+    author: { cnpj: author },
+    motivo: 'Erro na emissão da nota de teste',
+    cMotivo: 1,
+    dhEvento: new Date(Date.now() - 60_000),
+    verAplic: 'teste-1.0',
+  }).xml;
 }
 
-const gz = (xml: string | Buffer) =>
-  gzipSync(typeof xml === 'string' ? Buffer.from(xml, 'utf8') : xml).toString('base64');
-const gunz = (b64: string) => gunzipSync(Buffer.from(b64, 'base64')).toString('utf8');
+/** Transport encoding of our service (src/xml/transport-encoding.ts); raw bytes for the non-UTF-8 case. */
+const gz = (xml: string | Buffer) => (typeof xml === 'string' ? gzipBase64(xml) : gzipSync(xml).toString('base64'));
+const gunz = gunzipBase64;
 
 /** The 49-digit modulo 11 check digit, computed here independently of the sandbox. */
 function expectedDv(first49: string): number {
@@ -392,6 +412,15 @@ describe('POST /nfse with a valid DPS', () => {
     const dps = buildDps();
     const byBranch = await postDps(asBranch, signEnveloped(dps.xml, 'infDPS', providerBranch));
     expect(byBranch.status, JSON.stringify(byBranch.body)).toBe(201);
+  });
+
+  it('accepts RSA-SHA256 signatures, from our signer and from an independent one (xml-crypto, exclusive C14N)', async () => {
+    const sha256 = buildDps();
+    const ours = await postDps(asProvider, signEnveloped(sha256.xml, 'infDPS', provider, 'rsa-sha256'));
+    expect(ours.status, JSON.stringify(ours.body)).toBe(201);
+    const other = buildDps();
+    const independent = await postDps(asProvider, signWithXmlCrypto(other.xml, 'infDPS', provider));
+    expect(independent.status, JSON.stringify(independent.body)).toBe(201);
   });
 
   it('answers tipoAmbiente 1 on the production prefix', async () => {
@@ -700,7 +729,7 @@ describe('events', () => {
     // Schema.
     const invalid = signedBy(
       provider,
-      cancellationRequest(note.chave, PROVIDER).replace('Erro na emissão da nota de teste', 'curto'),
+      cancellationRequest(note.chave, PROVIDER).replace(/<xMotivo>[^<]*<\/xMotivo>/, '<xMotivo>curto</xMotivo>'),
     );
     expect(await code(asProvider, note.chave, invalid)).toBe('E1235');
     // Without a client certificate.

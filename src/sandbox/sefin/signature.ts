@@ -76,7 +76,8 @@ export interface SandboxSigner {
 /**
  * Signs `<root><element Id=…>…</element></root>` the way Sefin Nacional signs what it issues (see the official
  * sample): RSA-SHA256, SHA-256 digest, enveloped + exclusive C14N with comments, X509Certificate in KeyInfo,
- * the Signature as the last child of the root.
+ * the Signature as the last child of the root. The Signature is spliced into the original text, so everything
+ * else (in particular the embedded, already signed DPS or pedRegEvento) stays byte for byte as received.
  */
 export function signAsSefin(xml: string, rootName: string, elementName: string, signer: SandboxSigner): string {
   const c14n = 'http://www.w3.org/2001/10/xml-exc-c14n#WithComments';
@@ -94,5 +95,8 @@ export function signAsSefin(xml: string, rootName: string, elementName: string, 
   sig.computeSignature(xml, {
     location: { reference: `/*[local-name(.)='${rootName}']/*[local-name(.)='${elementName}']`, action: 'after' },
   });
-  return sig.getSignedXml();
+  const closing = `</${rootName}>`;
+  const end = xml.lastIndexOf(closing);
+  if (end < 0) throw new Error(`signAsSefin: no ${closing}`);
+  return xml.slice(0, end) + sig.getSignatureXml() + xml.slice(end);
 }
