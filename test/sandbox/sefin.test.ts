@@ -32,7 +32,6 @@ const PROVIDER_BRANCH = '11222333000262';
 const TAKER = '39847728000199';
 const STRANGER = '45997418000153';
 const RIO = '3304557';
-const NFSE_NS = 'http://www.sped.fazenda.gov.br/nfse';
 const PASSWORD = 'senha';
 
 /** The official sample DPS (shared/reference/national/samples/dps), whitespace between tags removed. */
@@ -423,6 +422,30 @@ describe('POST /nfse with a valid DPS', () => {
     expect(independent.status, JSON.stringify(independent.body)).toBe(201);
   });
 
+  it('computes deductions, discounts, a declared rate and withheld taxes', async () => {
+    const dps = buildDps();
+    const xml = dps.xml
+      .replace(
+        '</vServPrest><trib>',
+        '</vServPrest><vDescCondIncond><vDescIncond>100.00</vDescIncond></vDescCondIncond><vDedRed><vDR>900.00</vDR></vDedRed><trib>',
+      )
+      .replace('<tpRetISSQN>1</tpRetISSQN>', '<tpRetISSQN>2</tpRetISSQN><pAliq>3.00</pAliq>')
+      .replace('<tpRetPisCofins>2</tpRetPisCofins>', '<tpRetPisCofins>1</tpRetPisCofins>');
+    const answer = await postDps(asProvider, signEnveloped(xml, 'infDPS', provider));
+    expect(answer.status, JSON.stringify(answer.body)).toBe(201);
+    const nfse = gunz(answer.body.nfseXmlGZipB64);
+    expect(validateXml('NFSe', nfse)).toEqual({ ok: true });
+    expect(textOf(nfse, 'infNFSe/valores/vCalcDR')).toBe('900.00');
+    expect(textOf(nfse, 'infNFSe/valores/vBC')).toBe('9000.00');
+    expect(textOf(nfse, 'infNFSe/valores/pAliqAplic')).toBe('3.00');
+    expect(textOf(nfse, 'infNFSe/valores/vISSQN')).toBe('270.00');
+    // IRRF 150 + CSLL 465 + ISS withheld by the taker 270 + PIS 0 + COFINS 760 (tpRetPisCofins 1).
+    expect(textOf(nfse, 'infNFSe/valores/vTotalRet')).toBe('1645.00');
+    expect(textOf(nfse, 'infNFSe/valores/vLiq')).toBe('8255.00');
+    // IBS/CBS base: 10000 - 100 - 270 (ISS) - 0 (PIS) - 760 (COFINS).
+    expect(textOf(nfse, 'infNFSe/IBSCBS/valores/vBC')).toBe('8870.00');
+  });
+
   it('answers tipoAmbiente 1 on the production prefix', async () => {
     const dps = buildDps({ tpAmb: 1 });
     const answer = await postDps(asProvider, signEnveloped(dps.xml, 'infDPS', provider), PRODUCAO);
@@ -542,9 +565,10 @@ describe('POST /nfse rejections', () => {
   });
 
   it('E0004 Id composition, E0006 environment, E0008 future dhEmi, E0010 series, E0015 competence', async () => {
-    const wrongId = buildDps();
-    const badId = `${wrongId.id.slice(0, -1)}9`;
-    expect(codesOf(await rejected({ dpsXmlGZipB64: gz(signedDps({ id: badId })) }))).toEqual(['E0004']);
+    const otherNumberId = buildDps({ nDPS: 555001 }).id;
+    expect(codesOf(await rejected({ dpsXmlGZipB64: gz(signedDps({ nDPS: 555000, id: otherNumberId })) }))).toEqual([
+      'E0004',
+    ]);
     expect(codesOf(await rejected({ dpsXmlGZipB64: gz(signedDps({ tpAmb: 1 })) }))).toEqual(['E0006']);
     expect(codesOf(await rejected({ dpsXmlGZipB64: gz(signedDps({ dhEmi: brasilia(3600_000) })) }))).toEqual(['E0008']);
     expect(codesOf(await rejected({ dpsXmlGZipB64: gz(signedDps({ serie: '50000' })) }))).toEqual(['E0010']);
