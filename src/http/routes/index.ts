@@ -8,6 +8,21 @@ import { revokeOrgTokenRoute } from './admin/revoke-org-token.ts';
 import { getInvoiceStatusRoute } from './invoices/get-invoice-status.ts';
 import { getInvoiceXmlRoute } from './invoices/get-invoice-xml.ts';
 import { issueInvoiceRoute } from './invoices/issue-invoice.ts';
+import { createApiKeyRoute } from './org/create-api-key.ts';
+import { createProjectRoute } from './org/create-project.ts';
+import { deleteLogoRoute } from './org/delete-logo.ts';
+import { deleteProjectRoute } from './org/delete-project.ts';
+import { getNumberingRoute } from './org/get-numbering.ts';
+import { getProjectRoute } from './org/get-project.ts';
+import { getSettingsRoute } from './org/get-settings.ts';
+import { listApiKeysRoute } from './org/list-api-keys.ts';
+import { listProjectsRoute } from './org/list-projects.ts';
+import { revokeApiKeyRoute } from './org/revoke-api-key.ts';
+import { updateNumberingRoute } from './org/update-numbering.ts';
+import { updateProjectRoute } from './org/update-project.ts';
+import { updateSettingsRoute } from './org/update-settings.ts';
+import { uploadCertificateRoute } from './org/upload-certificate.ts';
+import { uploadLogoRoute } from './org/upload-logo.ts';
 import { servePublicFile } from './system/files.ts';
 import { health } from './system/health.ts';
 import { openapiDocument } from './system/openapi.ts';
@@ -20,6 +35,22 @@ export const API_ROUTES: RouteModule[] = [
   createOrgTokenRoute,
   revokeOrgTokenRoute,
   changePlanRoute,
+  // organization interface (spec 4.1)
+  createProjectRoute,
+  listProjectsRoute,
+  getProjectRoute,
+  updateProjectRoute,
+  deleteProjectRoute,
+  getNumberingRoute,
+  updateNumberingRoute,
+  createApiKeyRoute,
+  listApiKeysRoute,
+  revokeApiKeyRoute,
+  uploadCertificateRoute,
+  uploadLogoRoute,
+  deleteLogoRoute,
+  getSettingsRoute,
+  updateSettingsRoute,
   issueInvoiceRoute,
   getInvoiceStatusRoute,
   getInvoiceXmlRoute,

@@ -1,0 +1,59 @@
+import { Type } from 'typebox';
+import { subscriptionOf } from '../../../db/repositories/organizations.ts';
+import { orgPrincipal, requireOrg } from '../../auth.ts';
+import { ApiError } from '../../errors.ts';
+import type { RouteModule } from '../../route.ts';
+import { errorResponses } from '../../schemas.ts';
+
+/** GET /org/settings (spec 2.6): the organization, its white-label domain and its subscription figures. */
+export const getSettingsRoute: RouteModule = (app, ctx) => {
+  app.get(
+    '/org/settings',
+    {
+      onRequest: requireOrg(ctx, 'settings:read'),
+      schema: {
+        tags: ['organization'],
+        summary: 'Get the organization settings',
+        description: 'Needs the scope settings:read.',
+        response: {
+          200: Type.Object(
+            {
+              name: Type.String(),
+              slug: Type.String(),
+              storageBaseUrl: Type.Union([Type.String(), Type.Null()], {
+                description: 'White-label base URL of document links, or null',
+              }),
+              subscription: Type.Object({
+                planName: Type.String(),
+                planSlug: Type.String(),
+                creditsUsed: Type.Integer({ description: 'Credits used in the current monthly period' }),
+                creditsLimit: Type.Integer({ description: 'Credits included in the plan per period' }),
+                daysLeft: Type.Integer({ description: 'Days until the current period ends' }),
+              }),
+            },
+            { description: 'The organization settings (spec 2.6)' },
+          ),
+          ...errorResponses(),
+        },
+      },
+    },
+    async (request) => {
+      const { orgId } = orgPrincipal(request);
+      const sub = await subscriptionOf(ctx.db, orgId, ctx.now());
+      if (!sub) throw new ApiError('UNAUTHENTICATED', 'The organization no longer exists');
+      const { org, subscription: s } = sub;
+      return {
+        name: org.name,
+        slug: org.slug,
+        storageBaseUrl: org.storageBaseUrl,
+        subscription: {
+          planName: s.planName,
+          planSlug: s.planSlug,
+          creditsUsed: s.creditsUsed,
+          creditsLimit: s.creditsLimit,
+          daysLeft: s.daysLeft,
+        },
+      };
+    },
+  );
+};

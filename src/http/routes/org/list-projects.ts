@@ -1,0 +1,65 @@
+import { Type } from 'typebox';
+import { listOrgProjects } from '../../../db/repositories/projects.ts';
+import { orgPrincipal, requireOrg } from '../../auth.ts';
+import type { RouteModule } from '../../route.ts';
+import { errorResponses, PageQuery, Pagination } from '../../schemas.ts';
+import { assertValid, iso } from './common.ts';
+
+export const ProjectListItem = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  cnpj: Type.String(),
+  codigoMunicipio: Type.Union([Type.String(), Type.Null()]),
+  active: Type.Boolean(),
+  hasCertificate: Type.Boolean({ description: 'An active A1 certificate is stored' }),
+  hasApiKey: Type.Boolean({ description: 'The project has at least one active API key' }),
+  createdAt: Type.String({ format: 'date-time' }),
+});
+
+/** GET /org/projects: the organization's projects, newest first. */
+export const listProjectsRoute: RouteModule = (app, ctx) => {
+  app.get(
+    '/org/projects',
+    {
+      onRequest: requireOrg(ctx, 'projects:read'),
+      attachValidation: true,
+      schema: {
+        tags: ['organization'],
+        summary: 'List projects',
+        description:
+          'Needs the scope projects:read. By default only active projects; active=false includes inactive ones.',
+        querystring: Type.Object({
+          page: Type.Optional(
+            Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1' }),
+          ),
+          limit: PageQuery.limit,
+          active: Type.Optional(
+            Type.Boolean({ default: true, description: 'true (default): active projects only; false: all projects' }),
+          ),
+        }),
+        response: {
+          200: Type.Object(
+            { data: Type.Array(ProjectListItem), pagination: Pagination },
+            { description: 'One page of the projects, newest first' },
+          ),
+          ...errorResponses(400),
+        },
+      },
+    },
+    async (request) => {
+      assertValid(request);
+      const { orgId } = orgPrincipal(request);
+      const page = request.query.page ?? 1;
+      const limit = request.query.limit ?? 20;
+      const { items, total } = await listOrgProjects(ctx.db, orgId, {
+        page,
+        limit,
+        includeInactive: request.query.active === false,
+      });
+      return {
+        data: items.map((p) => ({ ...p, createdAt: iso(p.createdAt)! })),
+        pagination: { page, limit, total },
+      };
+    },
+  );
+};

@@ -1,0 +1,69 @@
+import { Type } from 'typebox';
+import { subscriptionOf } from '../../../db/repositories/organizations.ts';
+import { updateOrgProject } from '../../../db/repositories/projects.ts';
+import { normalizeCnpj } from '../../../domain/tax-ids.ts';
+import { orgPrincipal, requireOrg } from '../../auth.ts';
+import { ApiError } from '../../errors.ts';
+import type { RouteModule } from '../../route.ts';
+import { errorResponses, IdParams } from '../../schemas.ts';
+import { assertNoNulCharacters, assertValid, loadOrgProject } from './common.ts';
+import { readProjectInput } from './project-input.ts';
+import { UpdateProjectBody } from './project-schemas.ts';
+
+/** PATCH /org/projects/{id}: changes any subset of the fields but the CNPJ; null removes a value. */
+export const updateProjectRoute: RouteModule = (app, ctx) => {
+  app.patch(
+    '/org/projects/:id',
+    {
+      onRequest: requireOrg(ctx, 'projects:write'),
+      attachValidation: true,
+      schema: {
+        tags: ['organization'],
+        summary: 'Update a project',
+        description:
+          'Needs the scope projects:write. Same fields as create except cnpj (immutable); all optional; nullable fields accept null to remove the value (danfeTemplate null restores padrao). The endereco parts given replace the stored ones.',
+        params: IdParams,
+        body: UpdateProjectBody,
+        response: {
+          200: Type.Object(
+            { updated: Type.Literal(true), id: Type.String() },
+            { description: 'The project was updated' },
+          ),
+          ...errorResponses(400, 404, 413, 415),
+        },
+      },
+    },
+    async (request) => {
+      const project = await loadOrgProject(ctx, request);
+      assertValid(request);
+      assertNoNulCharacters(request.body);
+      const { orgId } = orgPrincipal(request);
+      const body = { ...(request.body as Record<string, unknown>) };
+      if (body.cnpj !== undefined) {
+        if (typeof body.cnpj !== 'string' || normalizeCnpj(body.cnpj.trim()) !== project.cnpj) {
+          throw new ApiError('VALIDATION_FAILED', 'cnpj is immutable after creation', [
+            { field: 'cnpj', message: 'is immutable after creation' },
+          ]);
+        }
+        delete body.cnpj;
+      }
+      const input = readProjectInput(body, {
+        masterKey: ctx.config.masterKey,
+        currentEndereco: project.endereco,
+      });
+      if (input.wantsLogoTemplate) {
+        const sub = await subscriptionOf(ctx.db, orgId);
+        if (!sub?.plan.allowLogo) {
+          throw new ApiError(
+            'PLAN_LOGO_NOT_ALLOWED',
+            `The ${sub?.plan.name ?? 'current'} plan does not allow the custom-logo DANFSe templates; use padrao or upgrade to Pro`,
+            [{ field: 'danfeTemplate', message: 'needs a plan that allows a custom logo' }],
+          );
+        }
+      }
+      const row = await updateOrgProject(ctx.db, orgId, project.id, input.columns);
+      if (!row) throw new ApiError('PROJECT_NOT_FOUND', 'Project not found');
+      return { updated: true as const, id: row.id };
+    },
+  );
+};

@@ -1,0 +1,78 @@
+import { Type } from 'typebox';
+import { updateOrgProject } from '../../../db/repositories/projects.ts';
+import { newDocumentKey } from '../../../storage/types.ts';
+import { orgPrincipal, requireOrg } from '../../auth.ts';
+import { ApiError } from '../../errors.ts';
+import type { RouteModule } from '../../route.ts';
+import { errorResponses, IdParams } from '../../schemas.ts';
+import { loadOrgProject } from './common.ts';
+import { detectLogoFormat } from './logo-format.ts';
+import { readMultipartUpload } from './multipart.ts';
+
+export const MAX_LOGO_BYTES = 500 * 1024;
+
+/** POST /org/projects/{id}/logo (spec 2.5): PNG, JPEG or WebP, recognised by content; replaces the previous. */
+export const uploadLogoRoute: RouteModule = (app, ctx) => {
+  app.post(
+    '/org/projects/:id/logo',
+    {
+      onRequest: requireOrg(ctx, 'projects:write'),
+      // the multipart body is read by the handler; the body schema below only documents it
+      attachValidation: true,
+      schema: {
+        tags: ['organization'],
+        summary: 'Upload the DANFSe logo of a project',
+        description:
+          'Needs the scope projects:write. multipart/form-data with `file`: PNG, JPEG or WebP recognised by its content (not its name or declared type), at most 500 KB (else 413), 400x400 px recommended. Replaces the previous logo. Used by the retrato_logo and paisagem_logo DANFSe templates.',
+        consumes: ['multipart/form-data'],
+        params: IdParams,
+        body: Type.Object({
+          file: Type.String({ format: 'binary', description: 'PNG, JPEG or WebP image, at most 500 KB' }),
+        }),
+        response: {
+          201: Type.Object(
+            {
+              ok: Type.Literal(true),
+              key: Type.String({ description: 'Storage key of the logo' }),
+            },
+            { description: 'The stored logo' },
+          ),
+          ...errorResponses(400, 404, 413, 415),
+        },
+      },
+    },
+    async (request, reply) => {
+      const project = await loadOrgProject(ctx, request);
+      const { orgId } = orgPrincipal(request);
+      const upload = await readMultipartUpload(request, {
+        fileField: 'file',
+        maxFileBytes: MAX_LOGO_BYTES,
+        defaultFileName: 'logo',
+      });
+      if (!upload.file || upload.file.bytes.length === 0) {
+        throw new ApiError('LOGO_MISSING_FILE', 'The multipart field `file` with the image is required', [
+          { field: 'file', message: 'is required' },
+        ]);
+      }
+      const format = detectLogoFormat(upload.file.bytes);
+      if (!format) {
+        throw new ApiError('LOGO_UNSUPPORTED_FORMAT', 'The logo must be a PNG, JPEG or WebP image', [
+          { field: 'file', message: 'is not a PNG, JPEG or WebP image' },
+        ]);
+      }
+      const key = newDocumentKey(project.id, `logo.${format.ext}`);
+      await ctx.storage.put(key, upload.file.bytes, format.mimeType);
+      const row = await updateOrgProject(ctx.db, orgId, project.id, { logoKey: key, logoMimeType: format.mimeType });
+      if (!row) {
+        await ctx.storage.delete(key).catch(() => undefined);
+        throw new ApiError('PROJECT_NOT_FOUND', 'Project not found');
+      }
+      if (project.logoKey && project.logoKey !== key) {
+        await ctx.storage
+          .delete(project.logoKey)
+          .catch((err: unknown) => request.log.warn({ err }, 'old logo not deleted'));
+      }
+      return reply.status(201).send({ ok: true as const, key });
+    },
+  );
+};

@@ -1,0 +1,63 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ORG_SCOPES } from '../../src/http/auth.ts';
+import { startTestService, type TestService } from '../support/harness.ts';
+import {
+  callRoute,
+  createOrgToken,
+  createTenant,
+  expectProblem,
+  ORG_ROUTES,
+  routeName,
+  type Tenant,
+} from '../support/route-checks.ts';
+
+const LIMIT = 5;
+let t: TestService;
+let tenant: Tenant;
+
+beforeAll(async () => {
+  t = await startTestService({ NFSE_ORG_RATE_LIMIT: String(LIMIT) });
+  tenant = await createTenant(t);
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+/** The counters use one-minute windows: start a burst well inside a window so it cannot straddle two. */
+async function waitForFreshWindow() {
+  const intoWindow = Date.now() % 60_000;
+  if (intoWindow > 50_000) await new Promise((r) => setTimeout(r, 60_000 - intoWindow + 200));
+}
+
+describe('organization token rate limit (spec 8: 429 with Retry-After)', () => {
+  it('answers 429 with Retry-After past the limit, on every org route, per token', async () => {
+    await waitForFreshWindow();
+    const { token } = await createOrgToken(t, tenant.orgId, [...ORG_SCOPES]);
+    const window = Math.floor(Date.now() / 60_000);
+    for (let i = 0; i < LIMIT; i++) {
+      expect((await t.request('GET', '/org/settings', { key: token })).status).toBe(200);
+    }
+    for (const route of ORG_ROUTES) {
+      const res = await callRoute(t, route, token, { projectId: tenant.projectId });
+      if (Math.floor(Date.now() / 60_000) !== window) return; // the window rolled over: nothing to conclude
+      expectProblem(res, 429, 'RATE_LIMITED');
+      const retryAfter = Number(res.headers.get('retry-after'));
+      expect(retryAfter, routeName(route)).toBeGreaterThanOrEqual(1);
+      expect(retryAfter).toBeLessThanOrEqual(60);
+    }
+
+    // another token of the same organization has its own budget
+    const other = await createOrgToken(t, tenant.orgId, ['settings:read']);
+    expect((await t.request('GET', '/org/settings', { key: other.token })).status).toBe(200);
+  });
+
+  it('counts unauthenticated requests against nobody: bad keys get 401, not 429', async () => {
+    for (let i = 0; i < LIMIT * 2; i++) {
+      expectProblem(
+        await t.request('GET', '/org/settings', { key: `svc_org_${'f'.repeat(40)}` }),
+        401,
+        'UNAUTHENTICATED',
+      );
+    }
+  });
+});
