@@ -27,15 +27,18 @@ export class JobQueue {
   private readonly boss: PgBoss;
   private started = false;
 
+  private readonly options: ConstructorParameters<typeof PgBoss>[0];
+
   constructor(database: Database) {
     const connection = database.queueConnection;
-    this.boss = new PgBoss({
+    this.options = {
       ...('db' in connection ? { db: connection.db } : { connectionString: connection.connectionString, max: 4 }),
       schema: 'pgboss',
       useListenNotify: database.kind === 'postgres',
       superviseIntervalSeconds: 5,
       monitorIntervalSeconds: 5,
-    } as ConstructorParameters<typeof PgBoss>[0]);
+    } as ConstructorParameters<typeof PgBoss>[0];
+    this.boss = new PgBoss(this.options);
     this.boss.on('error', (err: unknown) => {
       // connection blips are retried by pg-boss; surfaced through the logger hook below
       this.onError?.(err);
@@ -46,21 +49,33 @@ export class JobQueue {
 
   async start(): Promise<void> {
     if (this.started) return;
-    await this.boss.start();
-    for (const name of JOB_NAMES) {
-      const p = JOB_POLICIES[name];
-      const options = {
-        retryLimit: p.retryLimit,
-        retryDelay: p.retryDelaySeconds,
-        retryBackoff: p.retryBackoff,
-        ...(p.retryDelayMaxSeconds !== undefined ? { retryDelayMax: p.retryDelayMaxSeconds } : {}),
-        expireInSeconds: p.expireInSeconds,
-        notify: true,
-      };
-      const existing = await this.boss.getQueue(name);
-      if (existing) await this.boss.updateQueue(name, options);
-      else await this.boss.createQueue(name, options);
+    // Queues are created by a short-lived instance first, so the real one caches every queue when it
+    // starts: a send inside a transaction must never look a queue up on another connection (on the
+    // single-connection PGlite that would wait for the transaction itself).
+    const setup = new PgBoss({ ...this.options, supervise: false, schedule: false } as ConstructorParameters<
+      typeof PgBoss
+    >[0]);
+    setup.on('error', (err: unknown) => this.onError?.(err));
+    await setup.start();
+    try {
+      for (const name of JOB_NAMES) {
+        const p = JOB_POLICIES[name];
+        const options = {
+          retryLimit: p.retryLimit,
+          retryDelay: p.retryDelaySeconds,
+          retryBackoff: p.retryBackoff,
+          ...(p.retryDelayMaxSeconds !== undefined ? { retryDelayMax: p.retryDelayMaxSeconds } : {}),
+          expireInSeconds: p.expireInSeconds,
+          notify: true,
+        };
+        const existing = await setup.getQueue(name);
+        if (existing) await setup.updateQueue(name, options);
+        else await setup.createQueue(name, options);
+      }
+    } finally {
+      await setup.stop({ graceful: false, close: !('db' in (this.options as object)) });
     }
+    await this.boss.start();
     this.started = true;
   }
 

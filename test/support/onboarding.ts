@@ -48,6 +48,10 @@ export async function onboardProject(
       tributacaoIss: 1,
       serieNfse: '1',
       ambiente: 2,
+      defaultNbs: '115021000',
+      defaultIndicadorOperacao: '100301',
+      defaultClassificacaoTributaria: '000001',
+      defaultCstIbscbs: '000',
       ...options.project,
     },
   });
