@@ -322,6 +322,9 @@ export const webhookDeliveries = pgTable(
     /** pending | succeeded | failed */
     status: text('status').notNull().default('pending'),
     attemptCount: integer('attempt_count').notNull().default(0),
+    /** 5 on the automatic schedule; a manual retry allows exactly one more attempt; a test delivery 1 */
+    attemptLimit: integer('attempt_limit').notNull().default(5),
+    /** when the next attempt is due; while an attempt runs, when it counts as lost (lease) */
     nextAttemptAt: ts('next_attempt_at'),
     lastStatusCode: integer('last_status_code'),
     lastError: text('last_error'),
@@ -331,6 +334,8 @@ export const webhookDeliveries = pgTable(
   (t) => [
     index('webhook_deliveries_project_idx').on(t.projectId, t.createdAt),
     index('webhook_deliveries_due_idx').on(t.nextAttemptAt).where(sql`${t.status} = 'pending'`),
+    // a retried fan-out never delivers an event twice to one endpoint
+    uniqueIndex('webhook_deliveries_event_endpoint_uq').on(t.eventId, t.endpointId),
   ],
 );
 
@@ -348,5 +353,5 @@ export const webhookAttempts = pgTable(
     error: text('error'),
     responseSnippet: text('response_snippet'),
   },
-  (t) => [index('webhook_attempts_delivery_idx').on(t.deliveryId)],
+  (t) => [uniqueIndex('webhook_attempts_delivery_number_uq').on(t.deliveryId, t.attemptNumber)],
 );
