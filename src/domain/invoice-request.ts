@@ -1080,7 +1080,7 @@ export function checkInvoiceRequest(
       municipioIncidencia = tomador?.endereco?.nacional ? tomador.endereco.codigoMunicipio : null;
     } else municipioIncidencia = providerMunicipality;
   }
-  const iss = decideIssRate({ regime, tribISSQN, retido, aliquota, municipioIncidencia, tipoImunidade });
+  const iss = decideIssRate({ regime, tribISSQN, retido, municipioIncidencia });
   if (iss.required && Number.isFinite(aliquota)) {
     if (aliquota <= 0) {
       errors.push({ field: 'valores.aliquotaIss', message: `the ISS rate must be declared here (${iss.rule})` });
@@ -1210,9 +1210,7 @@ function decideIssRate(input: {
   regime: NormalizedRegime;
   tribISSQN: TribIssqn;
   retido: boolean;
-  aliquota: number;
   municipioIncidencia: string | null;
-  tipoImunidade: number | null;
 }): { declare: boolean; required: boolean; minimum?: number; rule: string; active: boolean } {
   const { regime, tribISSQN, retido, municipioIncidencia } = input;
   const active = municipioIncidencia ? isNationalEmitterMunicipality(municipioIncidencia) : false;

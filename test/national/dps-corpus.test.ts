@@ -177,6 +177,34 @@ const CORPUS: CorpusCase[] = [
     lacks: ['<IBSCBS>'],
   },
   {
+    name: 'taker abroad with a non-Latin name (kept as is) and a description with characters outside Latin-1',
+    project: project({ codigoTributacao: '010101' }),
+    body: body((b) => {
+      b.tomador = {
+        nif: 'JP-1234567890123',
+        nome: '株式会社テスト',
+        endereco: {
+          pais: 'JP',
+          logradouro: 'Chiyoda 1-1',
+          numero: '1',
+          bairro: 'Chiyoda',
+          cidade: 'Tokyo',
+          estadoProvincia: 'Tokyo',
+          cep: '100-0001',
+        },
+      };
+      b.servico.descricao = 'Consultoria 🚀 em “software” — fase 1';
+      b.servico.nbs = '115021000';
+      b.valores.aliquotaIss = 0;
+      b.valores.exportacao = { ...EXPORT, codigoMoeda: '470', paisResultado: 'JP' };
+    }),
+    contains: [
+      '<NIF>JP-1234567890123</NIF><xNome>株式会社テスト</xNome>',
+      '<cPais>JP</cPais><cEndPost>100-0001</cEndPost>',
+      '<xDescServ>Consultoria em "software" - fase 1</xDescServ>',
+    ],
+  },
+  {
     name: 'service performed abroad (cPaisPrestacao)',
     project: project({ codigoTributacao: '010101' }),
     body: body((b) => {

@@ -85,7 +85,16 @@ export function toSchemaString(value: string, max: number): string {
       }
     }
   }
-  return [...out.trim()].slice(0, max).join('').trim();
+  // dropped characters may leave double spaces behind
+  return [...out.replace(/ {2,}/g, ' ').trim()].slice(0, max).join('').trim();
+}
+
+/**
+ * A single-line value for the plain `xs:string` types (names, foreign ids, foreign city and postal code, work and
+ * event ids): any character is allowed there, so only whitespace is collapsed and the ends trimmed; cut at `max`.
+ */
+function toPlainString(value: string, max: number): string {
+  return [...value.normalize('NFC').replace(/\s+/g, ' ').trim()].slice(0, max).join('').trim();
 }
 
 /**
@@ -180,7 +189,7 @@ function identification(id: PartyId): string {
     case 'cpf':
       return leaf('CPF', id.cpf);
     case 'nif':
-      return leaf('NIF', toSchemaString(id.nif, 40));
+      return leaf('NIF', toPlainString(id.nif, 40));
     case 'semNif':
       return leaf('cNaoNIF', String(id.motivo));
   }
@@ -216,9 +225,9 @@ function addressGroup(address: NormalizedAddress | null): string {
     : group(
         'endExt',
         leaf('cPais', address.pais),
-        leaf('cEndPost', toSchemaString(address.cep!, 11)),
-        leaf('xCidade', toSchemaString(address.cidade!, 60)),
-        leaf('xEstProvReg', toSchemaString(address.estadoProvincia!, 60)),
+        leaf('cEndPost', toPlainString(address.cep!, 11)),
+        leaf('xCidade', toPlainString(address.cidade!, 60)),
+        leaf('xEstProvReg', toPlainString(address.estadoProvincia!, 60)),
       );
   return group(
     'end',
@@ -241,9 +250,9 @@ function simpleAddressGroup(address: NormalizedAddress | null): string {
     if (!address.cep || !address.cidade || !address.estadoProvincia) return '';
     head = group(
       'endExt',
-      leaf('cEndPost', toSchemaString(address.cep, 11)),
-      leaf('xCidade', toSchemaString(address.cidade, 60)),
-      leaf('xEstProvReg', toSchemaString(address.estadoProvincia, 60)),
+      leaf('cEndPost', toPlainString(address.cep, 11)),
+      leaf('xCidade', toPlainString(address.cidade, 60)),
+      leaf('xEstProvReg', toPlainString(address.estadoProvincia, 60)),
     );
   }
   return group(
@@ -257,12 +266,12 @@ function simpleAddressGroup(address: NormalizedAddress | null): string {
 }
 
 function takerGroup(party: NormalizedParty): string {
-  const im = party.inscricaoMunicipal ? toSchemaString(party.inscricaoMunicipal, 15) : null;
+  const im = party.inscricaoMunicipal ? toPlainString(party.inscricaoMunicipal, 15) : null;
   return group(
     'toma',
     identification(party.id),
     leaf('IM', im),
-    leaf('xNome', toSchemaString(party.nome, 300)),
+    leaf('xNome', toPlainString(party.nome, 300)),
     addressGroup(party.endereco),
     leaf('fone', phone(party.telefone)),
     leaf('email', email(party.email)),
@@ -282,7 +291,7 @@ function recipientGroup(party: NormalizedParty): string {
 
 function providerGroup(project: ProjectFiscalProfile, invoice: NormalizedInvoice): string {
   const { regime } = invoice;
-  const im = project.inscricaoMunicipal?.trim() ? toSchemaString(project.inscricaoMunicipal, 15) : null;
+  const im = project.inscricaoMunicipal?.trim() ? toPlainString(project.inscricaoMunicipal, 15) : null;
   // tpEmit 1: the provider identified by CNPJ is the emitter, so neither xNome (E0121) nor end (E0128).
   return group(
     'prest',
@@ -313,13 +322,13 @@ function obraGroup(invoice: NormalizedInvoice): string {
   const obra = invoice.servico.obra;
   if (!obra) return '';
   const choice =
-    (obra.codigoObra && leaf('cObra', toSchemaString(obra.codigoObra, 30))) ||
-    (obra.codigoCib && leaf('cCIB', toSchemaString(obra.codigoCib, 8))) ||
+    (obra.codigoObra && leaf('cObra', toPlainString(obra.codigoObra, 30))) ||
+    (obra.codigoCib && leaf('cCIB', toPlainString(obra.codigoCib, 8))) ||
     simpleAddressGroup(obra.endereco);
   if (!choice) return '';
   return group(
     'obra',
-    obra.inscricaoImobiliaria && leaf('inscImobFisc', toSchemaString(obra.inscricaoImobiliaria, 30)),
+    obra.inscricaoImobiliaria && leaf('inscImobFisc', toPlainString(obra.inscricaoImobiliaria, 30)),
     choice,
   );
 }
@@ -327,7 +336,7 @@ function obraGroup(invoice: NormalizedInvoice): string {
 function eventGroup(invoice: NormalizedInvoice): string {
   const evento = invoice.servico.evento;
   if (!evento) return '';
-  const choice = (evento.id && leaf('idAtvEvt', toSchemaString(evento.id, 30))) || simpleAddressGroup(evento.endereco);
+  const choice = (evento.id && leaf('idAtvEvt', toPlainString(evento.id, 30))) || simpleAddressGroup(evento.endereco);
   if (!choice) return '';
   return group(
     'atvEvento',
@@ -373,7 +382,7 @@ function serviceGroup(invoice: NormalizedInvoice): string {
     eventGroup(invoice),
     group(
       'infoCompl',
-      servico.obra?.art && leaf('idDocTec', toSchemaString(servico.obra.art, 40)),
+      servico.obra?.art && leaf('idDocTec', toPlainString(servico.obra.art, 40)),
       servico.documentoReferencia && leaf('docRef', toSchemaString(servico.documentoReferencia, 255)),
       servico.pedidoCompra && leaf('xPed', toSchemaString(servico.pedidoCompra, 60)),
       servico.informacoesComplementares && leaf('xInfComp', toSchemaString(servico.informacoesComplementares, 2000)),
