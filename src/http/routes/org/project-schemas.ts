@@ -175,10 +175,6 @@ export const UpdateProjectBody = Type.Object(
   { additionalProperties: false, description: 'Any subset of the project fields but cnpj; null removes a value' },
 );
 
-export type ProjectInput = {
-  [K in keyof typeof optionalFields]?: unknown;
-} & { name?: string; cnpj?: string; razaoSocial?: string };
-
 const nullableString = (description: string) => Nullable(Type.String({ description }));
 const nullableInteger = (description: string) => Nullable(Type.Integer({ description }));
 const nullableNumber = (description: string) => Nullable(Type.Number({ description }));
