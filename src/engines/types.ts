@@ -69,6 +69,11 @@ export interface EngineCapabilities {
 export interface EngineFamily {
   readonly id: string;
   readonly capabilities: EngineCapabilities;
+  /**
+   * The engine's own requirements on a valid invoice (layout rules the builder cannot satisfy by itself),
+   * checked at the API edge so a request the government would refuse is a 400 before a number is spent.
+   */
+  checkRequest(project: ProjectFiscalProfile, invoice: NormalizedInvoice): { field: string; message: string }[];
   /** build → sign → validate; a validation failure is a permanent rejection (never sent) */
   prepare(input: PrepareInput): Outcome<PreparedDocument>;
   /** send → parse */
@@ -80,4 +85,12 @@ export interface EngineFamily {
     reason: string | null,
     connection: Connection,
   ): Promise<Outcome<CancellationRecord>>;
+  /**
+   * Was this note already cancelled by its emitter (a previous attempt whose answer was lost, or another
+   * channel)? `ok(null)` when the government has no cancellation event for it.
+   */
+  reconcileCancellation(
+    issued: { chave: string; ambiente: 1 | 2 },
+    connection: Connection,
+  ): Promise<Outcome<CancellationRecord | null>>;
 }

@@ -24,8 +24,10 @@ export interface JobPolicy {
   retryDelaySeconds: number;
   retryBackoff: boolean;
   retryDelayMaxSeconds?: number;
-  /** a job active longer than this (its worker died) is retried by another worker */
+  /** a job active longer than this is failed and retried under the policy */
   expireInSeconds: number;
+  /** the worker refreshes a heartbeat while it runs; a job whose worker died (kill -9) is retried after this */
+  heartbeatSeconds?: number;
 }
 
 export const JOB_POLICIES: Record<JobName, JobPolicy> = {
@@ -34,14 +36,16 @@ export const JOB_POLICIES: Record<JobName, JobPolicy> = {
     retryDelaySeconds: 2,
     retryBackoff: true,
     retryDelayMaxSeconds: 300,
-    expireInSeconds: 60,
+    expireInSeconds: 120,
+    heartbeatSeconds: 10,
   },
   'invoice.cancel': {
     retryLimit: 10,
     retryDelaySeconds: 2,
     retryBackoff: true,
     retryDelayMaxSeconds: 300,
-    expireInSeconds: 60,
+    expireInSeconds: 120,
+    heartbeatSeconds: 10,
   },
   'invoice.documents': {
     retryLimit: 6,

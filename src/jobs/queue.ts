@@ -66,6 +66,7 @@ export class JobQueue {
           retryBackoff: p.retryBackoff,
           ...(p.retryDelayMaxSeconds !== undefined ? { retryDelayMax: p.retryDelayMaxSeconds } : {}),
           expireInSeconds: p.expireInSeconds,
+          ...(p.heartbeatSeconds !== undefined ? { heartbeatSeconds: p.heartbeatSeconds } : {}),
           notify: true,
         };
         const existing = await setup.getQueue(name);

@@ -23,6 +23,10 @@ export interface TestService {
   api: string;
   adminKey: string;
   dataDir: string;
+  /** the PostgreSQL database of this service (null on PGlite) */
+  databaseUrl: string | null;
+  /** the environment this service was configured with (for extra worker processes) */
+  env: Record<string, string>;
   request(method: string, path: string, options?: RequestOptions): Promise<TestResponse>;
   createOrganization(plan?: string, name?: string): Promise<{ id: string; token: string; slug: string }>;
   close(): Promise<void>;
@@ -99,19 +103,17 @@ export async function startTestService(env: Record<string, string> = {}): Promis
   const database = await createTestDatabase();
   if (!database && !env.DATABASE_URL) cpSync(await pgliteTemplate(), join(dataDir, 'db'), { recursive: true });
   const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;
-  const config = loadConfig(
-    {
-      DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
-      NFSE_ADMIN_KEY: adminKey,
-      NFSE_MASTER_KEY: randomBytes(32).toString('hex'),
-      ...(database ? { DATABASE_URL: database.url, NFSE_GOVERNMENT: 'sandbox' } : {}),
-      ...env,
-    },
-    [],
-  );
+  const configEnv: Record<string, string> = {
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    NFSE_ADMIN_KEY: adminKey,
+    NFSE_MASTER_KEY: randomBytes(32).toString('hex'),
+    ...(database ? { DATABASE_URL: database.url, NFSE_GOVERNMENT: 'sandbox' } : {}),
+    ...env,
+  };
+  const config = loadConfig(configEnv, []);
   const logger = pino({ level: config.logLevel });
   let service: RunningService;
   try {
@@ -155,6 +157,8 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     api,
     adminKey,
     dataDir,
+    databaseUrl: config.databaseUrl,
+    env: configEnv,
     request,
     async createOrganization(plan = 'pro', name = 'Acme Serviços') {
       const res = await request('POST', '/admin/organizations', { key: adminKey, body: { name, plan } });

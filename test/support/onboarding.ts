@@ -81,7 +81,19 @@ export async function onboardProject(
 /** A minimal valid POST /emitir body. */
 export function invoiceBody(overrides: Record<string, unknown> = {}) {
   return {
-    tomador: { cnpj: '11444777000161', nome: 'Cliente Tomador SA', email: 'contas@cliente.com.br' },
+    tomador: {
+      cnpj: '11444777000161',
+      nome: 'Cliente Tomador SA',
+      email: 'contas@cliente.com.br',
+      endereco: {
+        logradouro: 'Avenida Paulista',
+        numero: '1000',
+        bairro: 'Bela Vista',
+        cidade: 'São Paulo',
+        uf: 'SP',
+        cep: '01310100',
+      },
+    },
     servico: { descricao: 'Desenvolvimento de software sob encomenda', codigo: '010101' },
     valores: { total: 1500.5, aliquotaIss: 2 },
     ...overrides,

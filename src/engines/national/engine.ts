@@ -12,8 +12,8 @@ import type {
   PreparedDocument,
   PrepareInput,
 } from '../types.ts';
-import { buildDps } from './dps-builder.ts';
-import { buildCancellationRequest } from './event-builder.ts';
+import { buildDps, checkDpsRequirements } from './dps-builder.ts';
+import { buildCancellationRequest, CANCELLATION_EVENT_TYPE } from './event-builder.ts';
 import { classifyFailure, parseIssueResponse, transportFailure } from './responses.ts';
 
 export const NATIONAL_APP_VERSION = 'nfse-service-1.0';
@@ -38,7 +38,20 @@ export function createNationalEngine(options: NationalEngineOptions): EngineFami
     id: 'national',
     capabilities: { cancel: true, pdf: 'local', reconcile: true },
 
+    checkRequest(project, invoice) {
+      return checkDpsRequirements(project, invoice);
+    },
+
     prepare(input: PrepareInput): Outcome<PreparedDocument> {
+      const unmet = checkDpsRequirements(input.project, input.invoice);
+      if (unmet.length > 0) {
+        return {
+          kind: 'rejected',
+          errorCode: 'VALIDATION_FAILED',
+          errorMessage: unmet.map((e) => `${e.field}: ${e.message}`).join('; '),
+          errors: unmet.map((e) => ({ Codigo: 'VALIDATION_FAILED', Descricao: e.message, Complemento: e.field })),
+        };
+      }
       const { xml, id } = buildDps({
         project: input.project,
         invoice: input.invoice,
@@ -142,15 +155,49 @@ export function createNationalEngine(options: NationalEngineOptions): EngineFami
       );
       if (res.kind !== 'response') return transportFailure(res);
       if (res.status !== 201 && res.status !== 200) return classifyFailure(res);
-      try {
-        const body = JSON.parse(res.body) as Record<string, unknown>;
-        const b64 = String(body.eventoXmlGZipB64 ?? body.EventoXmlGZipB64 ?? '');
-        const eventXml = gunzipBase64(b64);
-        const dhProc = /<dhProc>([^<]+)<\/dhProc>/.exec(eventXml)?.[1];
-        return { kind: 'ok', value: { xml: eventXml, cancelledAt: dhProc ? new Date(dhProc) : new Date() } };
-      } catch {
-        return { kind: 'unknown', reason: 'cancellation answer without a readable event' };
+      const record = cancellationFromEventBody(res.body);
+      return record
+        ? { kind: 'ok', value: record }
+        : { kind: 'unknown', reason: 'cancellation answer without a readable event' };
+    },
+
+    async reconcileCancellation(issued, connection): Promise<Outcome<CancellationRecord | null>> {
+      // the first cancellation event (e101101, sequence 1) of the note, as registered by Sefin
+      const res = await clients.send(
+        connection.certificate,
+        'GET',
+        `${options.baseUrl(connection.ambiente)}/nfse/${issued.chave}/eventos/${CANCELLATION_EVENT_TYPE}/1`,
+        { headers: { accept: 'application/json' } },
+      );
+      if (res.kind !== 'response') return transportFailure(res);
+      if (res.status === 404) return { kind: 'ok', value: null };
+      if (res.status !== 200) {
+        const failure = classifyFailure(res);
+        // a query never changes anything: any refusal of it is worth asking again later
+        return failure.kind === 'rejected'
+          ? { kind: 'transient', reason: `GET eventos: ${failure.errorCode}` }
+          : failure;
       }
+      const record = cancellationFromEventBody(res.body);
+      return record
+        ? { kind: 'ok', value: record }
+        : { kind: 'transient', reason: 'GET eventos answered without a readable event' };
     },
   };
+}
+
+/** The `evento` of an events answer (`eventoXmlGZipB64`) with its processing time, or null when unreadable. */
+function cancellationFromEventBody(text: string): CancellationRecord | null {
+  try {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    const b64 = String(body.eventoXmlGZipB64 ?? body.EventoXmlGZipB64 ?? '');
+    if (!b64) return null;
+    const eventXml = gunzipBase64(b64);
+    if (!/<evento[\s>]/.test(eventXml)) return null;
+    const dhProc = /<dhProc>([^<]+)<\/dhProc>/.exec(eventXml)?.[1];
+    const at = dhProc ? new Date(dhProc) : new Date();
+    return { xml: eventXml, cancelledAt: Number.isNaN(at.getTime()) ? new Date() : at };
+  } catch {
+    return null;
+  }
 }

@@ -40,7 +40,7 @@ export interface SefinFaults {
   errorRate?: number;
   /** Share of API requests whose connection is destroyed before processing (nothing committed). */
   dropBeforeProcessRate?: number;
-  /** Share of API requests processed (an NFS-e/event is issued and stored), then dropped without an answer. */
+  /** Share of API writes (POST) processed (an NFS-e/event is issued and stored), then dropped without an answer. */
   commitThenDropRate?: number;
 }
 
@@ -555,7 +555,8 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
       send(res, reply);
       return;
     }
-    const commitThenDrop = random() < (current.commitThenDropRate ?? 0);
+    // "commit, then drop" is about writes (the case that creates duplicates): reads are answered
+    const commitThenDrop = req.method === 'POST' && random() < (current.commitThenDropRate ?? 0);
     let reply: Reply;
     try {
       reply = await api(env, match[2] ?? '/', req);

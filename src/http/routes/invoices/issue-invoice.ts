@@ -56,13 +56,16 @@ export const issueInvoiceRoute: RouteModule = (app, ctx) => {
       const project = toFiscalProfile(projectRow);
       const checked = checkInvoiceRequest(request.body, project);
       if (!checked.ok) refuseInvoice(checked);
+      const engineId = ctx.engines.engineIdFor(project);
+      const unmet = ctx.engines.get(engineId).checkRequest(project, checked.value);
+      if (unmet.length > 0) refuseInvoice({ code: 'VALIDATION_FAILED', errors: unmet });
 
       const id = newInvoiceId();
       const body = { queued: true, invoiceId: id, status: 'queued' as const, pollUrl: pollUrl(id) };
       const acceptance = {
         orgId: principal.orgId,
         projectId: principal.projectId,
-        engine: ctx.engines.engineIdFor(project),
+        engine: engineId,
         ambiente: project.ambiente,
         drafts: [
           {
