@@ -64,6 +64,17 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
     forceCloseConnections: 'idle',
     return503OnClosing: true,
+    // router-level refusals (bad URL encoding, over-long paths) also get the problem+json body
+    frameworkErrors: (
+      error: FastifyError,
+      request: { id: string },
+      reply: { status: (n: number) => { type: (t: string) => { send: (b: unknown) => void } } },
+    ) => {
+      const body = problemBody('VALIDATION_FAILED', error.message, String(request.id), [
+        { field: '(url)', message: error.message },
+      ]);
+      reply.status(400).type('application/problem+json').send(body);
+    },
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
   app.addHook('onRequest', async (request, reply) => {
@@ -71,6 +82,35 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
   });
 
   app.addSchema(Problem);
+
+  // JSON bodies: numbers that do not fit a double (1e999 → Infinity) are malformed input, not a 500
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
+    const text = String(body);
+    if (text.trim() === '') {
+      done(
+        Object.assign(new Error('Body cannot be empty when content-type is set to application/json'), {
+          statusCode: 400,
+          code: 'FST_ERR_CTP_EMPTY_JSON_BODY',
+        }),
+        undefined,
+      );
+      return;
+    }
+    try {
+      done(
+        null,
+        JSON.parse(text, (key, value) => {
+          if (key === '__proto__') return undefined;
+          if (typeof value === 'number' && !Number.isFinite(value)) {
+            throw new Error(`the number of "${key}" is out of range`);
+          }
+          return value;
+        }),
+      );
+    } catch (err) {
+      done(Object.assign(err as Error, { statusCode: 400, code: 'FST_ERR_CTP_INVALID_JSON_BODY' }), undefined);
+    }
+  });
 
   await app.register(multipart, {
     limits: { fileSize: 1024 * 1024, files: 1, fields: 10, fieldSize: 4096, parts: 12 },

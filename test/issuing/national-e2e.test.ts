@@ -110,6 +110,16 @@ describe('issuing through the national environment (sandbox), as a user', () => 
     });
     expect(malformed.status).toBe(400);
     expect(malformed.body.code).toBe('MALFORMED_JSON');
+
+    const huge = await t.request('POST', '/emitir', {
+      key: p.apiKey,
+      rawBody: JSON.stringify(invoiceBody()).replace('1500.5', '1e999'),
+      headers: { 'content-type': 'application/json' },
+    });
+    expect(huge.status).toBe(400);
+    const longPath = await t.request('GET', `/invoices/${'x'.repeat(5000)}/status`, { key: p.apiKey });
+    expect(longPath.status).toBeLessThan(500);
+    expect(longPath.status).toBeGreaterThanOrEqual(400);
   });
 
   it('records a business rejection of the government as status error with the official code', async () => {
