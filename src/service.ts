@@ -46,7 +46,7 @@ function createStorage(config: Config): DocumentStorage {
     });
   }
   mkdirSync(config.storage.rootDir, { recursive: true });
-  return createLocalStorage({ rootDir: config.storage.rootDir, publicBaseUrl: `${config.publicBaseUrl}/files` });
+  return createLocalStorage({ rootDir: config.storage.rootDir, publicBaseUrl: () => `${config.publicBaseUrl}/files` });
 }
 
 async function governmentEndpoints(

@@ -41,6 +41,7 @@ export const ERROR_CATALOGUE = {
   INVOICE_NOT_ISSUED: { status: 409, title: 'The invoice is not issued' },
   INVOICE_NOT_CANCELLED: { status: 409, title: 'The invoice is not cancelled' },
   INVOICE_CANCELLATION_IN_PROGRESS: { status: 409, title: 'A cancellation is already in progress' },
+  INVOICE_ALREADY_CANCELLED: { status: 409, title: 'The invoice is already cancelled' },
   IDEMPOTENCY_KEY_REUSED: { status: 409, title: 'The Idempotency-Key was used with a different body' },
   IDEMPOTENCY_KEY_IN_PROGRESS: { status: 409, title: 'A request with this Idempotency-Key is in progress' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'The body or file is too large' },

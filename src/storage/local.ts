@@ -14,8 +14,11 @@ import {
 export interface LocalStorageOptions {
   /** Directory holding the documents (created on first write). */
   rootDir: string;
-  /** Base of the public URLs, e.g. `http://127.0.0.1:3000/files` (the route serving `get`). */
-  publicBaseUrl: string;
+  /**
+   * Base of the public URLs, e.g. `http://127.0.0.1:3000/files` (the route serving `get`); a function is read at
+   * each call (the address may be known only once the server listens).
+   */
+  publicBaseUrl: string | (() => string);
 }
 
 /**
@@ -92,7 +95,8 @@ export function createLocalStorage(options: LocalStorageOptions): DocumentStorag
     },
 
     publicUrl(key, baseUrlOverride) {
-      return joinPublicUrl(baseUrlOverride || options.publicBaseUrl, key);
+      const base = typeof options.publicBaseUrl === 'function' ? options.publicBaseUrl() : options.publicBaseUrl;
+      return joinPublicUrl(baseUrlOverride || base, key);
     },
   };
 }

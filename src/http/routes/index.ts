@@ -5,8 +5,12 @@ import { changePlanRoute } from './admin/change-plan.ts';
 import { createOrgTokenRoute } from './admin/create-org-token.ts';
 import { createOrganizationRoute } from './admin/create-organization.ts';
 import { revokeOrgTokenRoute } from './admin/revoke-org-token.ts';
+import { cancelInvoiceRoute } from './invoices/cancel-invoice.ts';
+import { getBatchStatusRoute } from './invoices/get-batch-status.ts';
+import { getInvoicePdfRoute } from './invoices/get-invoice-pdf.ts';
 import { getInvoiceStatusRoute } from './invoices/get-invoice-status.ts';
 import { getInvoiceXmlRoute } from './invoices/get-invoice-xml.ts';
+import { issueBatchRoute } from './invoices/issue-batch.ts';
 import { issueInvoiceRoute } from './invoices/issue-invoice.ts';
 import { createApiKeyRoute } from './org/create-api-key.ts';
 import { createProjectRoute } from './org/create-project.ts';
@@ -54,6 +58,11 @@ export const API_ROUTES: RouteModule[] = [
   issueInvoiceRoute,
   getInvoiceStatusRoute,
   getInvoiceXmlRoute,
+  // documents, cancellation and batches (spec 4.2 to 4.4)
+  getInvoicePdfRoute,
+  cancelInvoiceRoute,
+  issueBatchRoute,
+  getBatchStatusRoute,
 ];
 
 /** Routes outside the versioned API (public document files). */

@@ -1,0 +1,184 @@
+import { and, eq, isNull, sql } from 'drizzle-orm';
+import type { AppContext } from '../context.ts';
+import { loadProjectRow } from '../db/repositories/project-profile.ts';
+import { storageBaseUrlOf } from '../db/repositories/invoices.ts';
+import { invoices } from '../db/schema.ts';
+import { recordEvent } from '../events/outbox.ts';
+import { documentUrl } from '../invoices/views.ts';
+import type { JobPayloads } from '../jobs/catalogue.ts';
+import type { JobContext } from '../jobs/queue.ts';
+import { newDocumentKey } from '../storage/types.ts';
+import { type DanfseTemplate, type RenderDanfseResult, renderDanfse } from './danfse/render.ts';
+
+type InvoiceRow = typeof invoices.$inferSelect;
+
+const XML_TYPE = 'application/xml; charset=utf-8';
+const PDF_TYPE = 'application/pdf';
+const TEMPLATES: readonly DanfseTemplate[] = ['padrao', 'retrato_logo', 'paisagem_logo'];
+/** File name of the DANFSe of a cancelled note: its key says which version a stored PDF is. */
+const CANCELLED_PDF_SUFFIX = '-danfse-cancelada.pdf';
+
+const isIssued = (row: InvoiceRow) => row.status === 'issued' || row.status === 'cancelled';
+
+/** Whether the stored PDF is the right one for the invoice's state (the cancelled note needs the watermark). */
+export function hasCurrentPdf(row: InvoiceRow): boolean {
+  if (!row.pdfKey) return false;
+  return row.status !== 'cancelled' || row.pdfKey.endsWith(CANCELLED_PDF_SUFFIX);
+}
+
+/**
+ * The DANFSe of an issued (or cancelled: watermarked) invoice, rendered from its NFS-e XML with the project's
+ * template and logo. A refusal of the renderer (malformed XML, missing data) is a value.
+ */
+export async function renderInvoicePdf(ctx: AppContext, row: InvoiceRow): Promise<RenderDanfseResult> {
+  if (!row.nfseXml) return { ok: false, code: 'DANFSE_MISSING_DATA', message: 'The invoice has no NFS-e XML' };
+  const project = await loadProjectRow(ctx.db, row.projectId);
+  const template = TEMPLATES.find((t) => t === project?.danfeTemplate) ?? 'padrao';
+  let logo: { data: Buffer; mimeType: string } | null = null;
+  if (template !== 'padrao' && project?.logoKey) {
+    const file = await ctx.storage.get(project.logoKey);
+    if (file) logo = { data: file.body, mimeType: project.logoMimeType ?? file.contentType };
+  }
+  return renderDanfse({
+    nfseXml: row.nfseXml,
+    template,
+    logo,
+    cancelled: row.status === 'cancelled' ? { at: row.cancelledAt ?? new Date() } : null,
+  });
+}
+
+async function load(ctx: AppContext, invoiceId: string): Promise<InvoiceRow | null> {
+  const [row] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoiceId)).limit(1);
+  return row ?? null;
+}
+
+type Step = 'done' | 'changed' | 'lost-race';
+
+/**
+ * The `invoice.documents` job (kind `emission` after issuing, `cancellation` after a cancellation). It brings the
+ * stored documents in line with the invoice, one recorded step at a time, so a retried or concurrent job only
+ * does what is missing:
+ *   1. the NFS-e XML (`<chave>-nfse.xml`) → `xmlKey`, documentsStatus `partial`, and `nfse.documents_ready`
+ *      partial (pdfUrl null) in the same transaction;
+ *   2. for a cancelled note, the cancellation event XML → `cancelXmlKey`;
+ *   3. the DANFSe PDF → `pdfKey`, documentsCached, documentsStatus `complete`, and `nfse.documents_ready`
+ *      complete; for a cancelled note the PDF is rendered again with the CANCELADA watermark under a new key,
+ *      and that change writes the one `nfse.documents_ready` carrying `cancelXmlUrl`.
+ * Each event is written only on its transition in the database (a compare-and-set on the key column), so the
+ * emission yields at most two events and a cancellation one more. A renderer refusal is permanent (logged, no
+ * further event); a thrown failure (storage, renderer crash) is retried by the job policy, and once the retries
+ * run out no further event is sent (spec 6).
+ */
+export async function runDocumentsJob(
+  ctx: AppContext,
+  data: JobPayloads['invoice.documents'],
+  _job: JobContext,
+): Promise<void> {
+  for (let pass = 0; pass < 6; pass++) {
+    const row = await load(ctx, data.invoiceId);
+    if (!row || !isIssued(row) || !row.nfseXml || !row.chNfse) return;
+    const step = await nextStep(ctx, row);
+    if (step === 'done') return;
+  }
+  throw new Error(`documents of invoice ${data.invoiceId} kept changing under the job; retrying`);
+}
+
+async function nextStep(ctx: AppContext, row: InvoiceRow): Promise<Step> {
+  if (!row.xmlKey) return storeNfseXml(ctx, row);
+  if (row.status === 'cancelled' && row.cancelXml && !row.cancelXmlKey) return storeCancelXml(ctx, row);
+  if (!hasCurrentPdf(row)) return storePdf(ctx, row);
+  return 'done';
+}
+
+async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
+  const key = newDocumentKey(row.projectId, `${row.chNfse}-nfse.xml`);
+  await ctx.storage.put(key, Buffer.from(row.nfseXml!, 'utf8'), XML_TYPE);
+  const won = await ctx.db.transaction(async (tx) => {
+    const [updated] = await tx
+      .update(invoices)
+      .set({
+        xmlKey: key,
+        documentsStatus: sql`coalesce(${invoices.documentsStatus}, 'partial')`,
+        updatedAt: new Date(),
+      })
+      .where(and(eq(invoices.id, row.id), isNull(invoices.xmlKey)))
+      .returning();
+    if (!updated) return false;
+    const base = await storageBaseUrlOf(tx, updated.orgId);
+    await recordEvent(tx, ctx.queue, {
+      projectId: updated.projectId,
+      type: 'nfse.documents_ready',
+      invoiceId: updated.id,
+      data: {
+        invoiceId: updated.id,
+        xmlUrl: documentUrl(ctx, key, base),
+        pdfUrl: documentUrl(ctx, updated.pdfKey, base),
+        cancelXmlUrl: documentUrl(ctx, updated.cancelXmlKey, base),
+        documentStatus: updated.pdfKey ? 'complete' : 'partial',
+        cachedAt: new Date().toISOString(),
+      },
+    });
+    return true;
+  });
+  if (!won) await ctx.storage.delete(key).catch(() => undefined);
+  return won ? 'changed' : 'lost-race';
+}
+
+async function storeCancelXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
+  const key = newDocumentKey(row.projectId, `${row.chNfse}-cancelamento.xml`);
+  await ctx.storage.put(key, Buffer.from(row.cancelXml!, 'utf8'), XML_TYPE);
+  const [updated] = await ctx.db
+    .update(invoices)
+    .set({ cancelXmlKey: key, updatedAt: new Date() })
+    .where(and(eq(invoices.id, row.id), isNull(invoices.cancelXmlKey)))
+    .returning({ id: invoices.id });
+  if (!updated) await ctx.storage.delete(key).catch(() => undefined);
+  return updated ? 'changed' : 'lost-race';
+}
+
+async function storePdf(ctx: AppContext, row: InvoiceRow): Promise<Step> {
+  const rendered = await renderInvoicePdf(ctx, row);
+  if (!rendered.ok) {
+    // permanent: the same XML will never render; the documents stay partial and no further event is sent
+    ctx.logger.warn(
+      { invoiceId: row.id, code: rendered.code, message: rendered.message },
+      'DANFSe cannot be rendered for this invoice',
+    );
+    return 'done';
+  }
+  const cancelled = row.status === 'cancelled';
+  const key = newDocumentKey(row.projectId, `${row.chNfse}${cancelled ? CANCELLED_PDF_SUFFIX : '-danfse.pdf'}`);
+  await ctx.storage.put(key, rendered.pdf, PDF_TYPE);
+  const previous = row.pdfKey;
+  const won = await ctx.db.transaction(async (tx) => {
+    const [updated] = await tx
+      .update(invoices)
+      .set({ pdfKey: key, documentsCached: true, documentsStatus: 'complete', updatedAt: new Date() })
+      .where(
+        and(
+          eq(invoices.id, row.id),
+          eq(invoices.status, row.status),
+          previous === null ? isNull(invoices.pdfKey) : eq(invoices.pdfKey, previous),
+        ),
+      )
+      .returning();
+    if (!updated) return false;
+    const base = await storageBaseUrlOf(tx, updated.orgId);
+    await recordEvent(tx, ctx.queue, {
+      projectId: updated.projectId,
+      type: 'nfse.documents_ready',
+      invoiceId: updated.id,
+      data: {
+        invoiceId: updated.id,
+        xmlUrl: documentUrl(ctx, updated.xmlKey, base),
+        pdfUrl: documentUrl(ctx, key, base),
+        cancelXmlUrl: documentUrl(ctx, updated.cancelXmlKey, base),
+        documentStatus: 'complete',
+        cachedAt: new Date().toISOString(),
+      },
+    });
+    return true;
+  });
+  if (!won) await ctx.storage.delete(key).catch(() => undefined);
+  return won ? 'changed' : 'lost-race';
+}

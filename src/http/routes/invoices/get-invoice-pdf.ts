@@ -1,0 +1,63 @@
+import { Type } from 'typebox';
+import { findProjectInvoice, storageBaseUrlOf } from '../../../db/repositories/invoices.ts';
+import { hasCurrentPdf, renderInvoicePdf } from '../../../documents/invoice-documents.ts';
+import { documentUrl } from '../../../invoices/views.ts';
+import { projectPrincipal, requireProject } from '../../auth.ts';
+import { ApiError, notFound } from '../../errors.ts';
+import type { RouteModule } from '../../route.ts';
+import { errorResponses, IdParams } from '../../schemas.ts';
+
+export const getInvoicePdfRoute: RouteModule = (app, ctx) => {
+  app.get(
+    '/invoices/:id/pdf',
+    {
+      onRequest: requireProject(ctx, 'query'),
+      schema: {
+        tags: ['documents'],
+        summary: 'The DANFSe (PDF) of an issued or cancelled invoice',
+        description:
+          'When the documents are cached (documentsCached): 302 to the public URL (immutable, no authentication). ' +
+          'Otherwise the national environment PDF is rendered on the fly from the stored NFS-e XML (DANFSe v2.0) ' +
+          'and returned as 200 application/pdf; a cancelled invoice carries the CANCELADA watermark. ' +
+          'Errors: 404 unknown invoice (or of another project); 409 INVOICE_NOT_ISSUED while queued, processing or in ' +
+          'error; 422 PDF_UNAVAILABLE when the PDF cannot be produced for lack of data; 501 PDF_NOT_SUPPORTED and ' +
+          '502 PORTAL_ERROR are reserved for municipal engines without PDF download or with a failing portal.',
+        params: IdParams,
+        response: {
+          200: {
+            description: 'The DANFSe rendered on the fly',
+            content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
+          },
+          302: Type.Null({ description: 'Redirect to the public document URL' }),
+          ...errorResponses(404, 409, 422, 501, 502),
+        },
+      },
+    },
+    async (request, reply) => {
+      const principal = projectPrincipal(request);
+      const row = await findProjectInvoice(ctx.db, principal.projectId, request.params.id);
+      if (!row) throw notFound('invoice');
+      if (row.status !== 'issued' && row.status !== 'cancelled') {
+        throw new ApiError('INVOICE_NOT_ISSUED', `The invoice is ${row.status}; its PDF exists once it is issued`);
+      }
+      const engine = ctx.engines.get(row.engine);
+      if (engine.capabilities.pdf === 'none') throw new ApiError('PDF_NOT_SUPPORTED');
+      if (row.documentsCached && hasCurrentPdf(row)) {
+        const url = documentUrl(ctx, row.pdfKey, await storageBaseUrlOf(ctx.db, principal.orgId));
+        if (url) return reply.redirect(url, 302);
+      }
+      const rendered = await renderInvoicePdf(ctx, row);
+      if (!rendered.ok) {
+        throw new ApiError('PDF_UNAVAILABLE', `The DANFSe cannot be produced: ${rendered.message}`, [], {
+          reason: rendered.code,
+        });
+      }
+      const name = `${row.chNfse ?? row.id}${row.status === 'cancelled' ? '-cancelada' : ''}.pdf`;
+      return reply
+        .type('application/pdf')
+        .header('content-disposition', `inline; filename="${name}"`)
+        .header('cache-control', 'private, no-store')
+        .send(rendered.pdf as never);
+    },
+  );
+};

@@ -1,0 +1,96 @@
+import { and, asc, eq } from 'drizzle-orm';
+import { Type } from 'typebox';
+import type { AppContext } from '../context.ts';
+import { storageBaseUrlOf } from '../db/repositories/invoices.ts';
+import { batches, invoices } from '../db/schema.ts';
+import { documentUrl } from './views.ts';
+
+export const BatchStatusSchema = Type.Object(
+  {
+    batchId: Type.String(),
+    status: Type.Union(
+      [Type.Literal('processing'), Type.Literal('completed'), Type.Literal('partial'), Type.Literal('failed')],
+      {
+        description:
+          'processing: items still queued or processing; completed: all processed, no errors; partial: all ' +
+          'processed, some errors; failed: all items failed',
+      },
+    ),
+    total: Type.Integer(),
+    processed: Type.Integer({ description: 'Items that reached issued, cancelled or error' }),
+    issued: Type.Integer({ description: 'Items issued (a later cancellation still counts as issued)' }),
+    errors: Type.Integer({ description: 'Items in error' }),
+    createdAt: Type.String({ format: 'date-time' }),
+    completedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+    items: Type.Array(
+      Type.Object({
+        invoiceId: Type.String(),
+        index: Type.Integer({ description: 'Position of the item in the request, from 0' }),
+        status: Type.String({ description: 'Invoice status (queued, processing, issued, error, cancelled)' }),
+        referencia: Type.Union([Type.String(), Type.Null()]),
+        pdfUrl: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'When issued and cached' })),
+        chNFSe: Type.Optional(Type.String({ description: 'When issued' })),
+        errorCode: Type.Optional(Type.String({ description: 'When in error' })),
+      }),
+      { description: 'The items in request order' },
+    ),
+  },
+  { description: 'Batch status (spec 2.9)' },
+);
+
+/** The status of a batch of this project (spec 2.9), or null when it is unknown or another project's. */
+export async function findBatchStatus(ctx: AppContext, projectId: string, orgId: string, batchId: string) {
+  const [batch] = await ctx.db
+    .select()
+    .from(batches)
+    .where(and(eq(batches.id, batchId), eq(batches.projectId, projectId)))
+    .limit(1);
+  if (!batch) return null;
+  const rows = await ctx.db
+    .select({
+      id: invoices.id,
+      batchIndex: invoices.batchIndex,
+      status: invoices.status,
+      referencia: invoices.referencia,
+      chNfse: invoices.chNfse,
+      pdfKey: invoices.pdfKey,
+      errorCode: invoices.errorCode,
+    })
+    .from(invoices)
+    .where(eq(invoices.batchId, batch.id))
+    .orderBy(asc(invoices.batchIndex));
+  const base = await storageBaseUrlOf(ctx.db, orgId);
+  let issued = 0;
+  let errors = 0;
+  const items = rows.map((row) => {
+    const item: Record<string, unknown> = {
+      invoiceId: row.id,
+      index: row.batchIndex ?? 0,
+      status: row.status,
+      referencia: row.referencia,
+    };
+    if (row.status === 'issued' || row.status === 'cancelled') {
+      issued++;
+      item.chNFSe = row.chNfse ?? undefined;
+      item.pdfUrl = documentUrl(ctx, row.pdfKey, base);
+    } else if (row.status === 'error') {
+      errors++;
+      item.errorCode = row.errorCode ?? 'UNKNOWN';
+    }
+    return item;
+  });
+  const processed = issued + errors;
+  const status =
+    processed < batch.total ? 'processing' : errors === 0 ? 'completed' : issued === 0 ? 'failed' : 'partial';
+  return {
+    batchId: batch.id,
+    status,
+    total: batch.total,
+    processed,
+    issued,
+    errors,
+    createdAt: batch.createdAt.toISOString(),
+    completedAt: batch.completedAt?.toISOString() ?? null,
+    items,
+  };
+}
