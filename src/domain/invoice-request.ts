@@ -9,7 +9,7 @@ import {
   type IbsCbsFraming,
   isKnownNbs,
 } from './ibscbs.ts';
-import { allMunicipalities, findMunicipality, type Municipality } from './municipalities.ts';
+import { findMunicipalitiesByName, findMunicipality, type Municipality } from './municipalities.ts';
 import type { ProjectFiscalProfile, RegimeTributario } from './project-profile.ts';
 import {
   findServiceCode,
@@ -659,15 +659,6 @@ function clean(value: string | undefined | null): string | null {
   return trimmed === '' ? null : trimmed;
 }
 
-function fold(text: string): string {
-  return text
-    .normalize('NFD')
-    .replace(/[\u0300-\u036f]/g, '')
-    .toLowerCase()
-    .replace(/\s+/g, ' ')
-    .trim();
-}
-
 function isValidDate(value: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (!m) return false;
@@ -682,8 +673,7 @@ export function monthInBrasilia(instant: Date): string {
 }
 
 function resolveCity(name: string, uf: string | null): Municipality[] {
-  const wanted = fold(name);
-  return allMunicipalities().filter((m) => fold(m.name) === wanted && (!uf || m.uf === uf));
+  return findMunicipalitiesByName(name, uf);
 }
 
 type Errors = FieldError[];

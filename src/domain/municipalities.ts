@@ -7,6 +7,7 @@ export interface Municipality {
 }
 
 let byCode: Map<string, Municipality> | undefined;
+let byFoldedName: Map<string, Municipality[]> | undefined;
 
 function index(): Map<string, Municipality> {
   if (!byCode) {
@@ -24,32 +25,49 @@ export function allMunicipalities(): Municipality[] {
   return [...index().values()];
 }
 
-function fold(text: string): string {
+export function foldName(text: string): string {
   return text
     .normalize('NFD')
     .replace(/[\u0300-\u036f]/g, '')
     .toLowerCase()
+    .replace(/\s+/g, ' ')
     .trim();
+}
+
+function nameIndex(): Map<string, Municipality[]> {
+  if (!byFoldedName) {
+    byFoldedName = new Map();
+    for (const m of index().values()) {
+      const key = foldName(m.name);
+      const list = byFoldedName.get(key);
+      if (list) list.push(m);
+      else byFoldedName.set(key, [m]);
+    }
+  }
+  return byFoldedName;
+}
+
+/** Every municipality with this name (accents, case and spacing ignored), optionally within a state. */
+export function findMunicipalitiesByName(name: string, uf?: string | null): Municipality[] {
+  const found = nameIndex().get(foldName(name)) ?? [];
+  const state = uf?.toUpperCase();
+  return state ? found.filter((m) => m.uf === state) : found;
 }
 
 /** Resolves a city name (accents and case ignored), optionally within a state, to its IBGE municipality. */
 export function findMunicipalityByName(name: string, uf?: string): Municipality | undefined {
-  const wanted = fold(name);
-  const state = uf?.toUpperCase();
-  for (const m of index().values()) {
-    if (fold(m.name) === wanted && (!state || m.uf === state)) return m;
-  }
-  return undefined;
+  return findMunicipalitiesByName(name, uf)[0];
 }
 
 /** Municipalities whose name contains the query (accents and case ignored). */
 export function searchMunicipalities(query: string, limit = 20): Municipality[] {
-  const wanted = fold(query);
+  const wanted = foldName(query);
   const out: Municipality[] = [];
-  for (const m of index().values()) {
-    if (fold(m.name).includes(wanted)) {
+  for (const [folded, list] of nameIndex()) {
+    if (!folded.includes(wanted)) continue;
+    for (const m of list) {
       out.push(m);
-      if (out.length >= limit) break;
+      if (out.length >= limit) return out;
     }
   }
   return out;

@@ -21,7 +21,7 @@ export type ProjectScope = (typeof PROJECT_SCOPES)[number];
 export type Principal =
   | { kind: 'admin' }
   | { kind: 'org'; orgId: string; tokenId: string; scopes: string[] }
-  | { kind: 'project'; orgId: string; projectId: string; keyId: string; scopes: string[] };
+  | { kind: 'project'; orgId: string; projectId: string; keyId: string; scopes: string[]; project: ProjectRow };
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -62,6 +62,9 @@ async function limit(ctx: AppContext, reply: FastifyReply, bucket: string, perMi
   }
 }
 
+type ProjectRow = typeof projects.$inferSelect;
+
+/** The key and its project in one query (project routes usually need the project right after). */
 async function findProjectKey(ctx: AppContext, key: string) {
   const hash = hashKey(key);
   const [row] = await ctx.db
@@ -72,13 +75,13 @@ async function findProjectKey(ctx: AppContext, key: string) {
       orgId: apiKeys.orgId,
       scopes: apiKeys.scopes,
       rate: apiKeys.rateLimitPerMinute,
-      projectActive: projects.active,
+      project: projects,
     })
     .from(apiKeys)
     .innerJoin(projects, eq(projects.id, apiKeys.projectId))
     .where(and(eq(apiKeys.keyHash, hash), eq(apiKeys.active, true)))
     .limit(1);
-  if (!row || !row.projectActive || !constantTimeEqual(row.keyHash, hash)) return null;
+  if (!row || !row.project.active || !constantTimeEqual(row.keyHash, hash)) return null;
   return row;
 }
 
@@ -146,6 +149,7 @@ export function requireProject(ctx: AppContext, scope: ProjectScope) {
       projectId: row.projectId,
       keyId: row.id,
       scopes: row.scopes,
+      project: row.project,
     };
     touch(ctx, row.id, () => ctx.db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.id)));
   };

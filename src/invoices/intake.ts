@@ -48,15 +48,26 @@ export function newInvoiceId(): string {
 
 /** Writes acceptances inside a transaction; returns per-acceptance results (credits may refuse one). */
 async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): Promise<AcceptResult[]> {
-  const results: AcceptResult[] = [];
-  const rows: (typeof invoices.$inferInsert)[] = [];
-  for (const a of items) {
-    if (!(await consumeCredits(tx, a.orgId, a.drafts.length))) {
-      results.push({ ok: false, reason: 'credits' });
-      continue;
+  // credits: one UPDATE per organization for the whole group; one by one only when a hard limit refuses
+  const results: AcceptResult[] = items.map(() => ({ ok: true }));
+  const byOrg = new Map<string, number[]>();
+  for (const [i, a] of items.entries()) {
+    const list = byOrg.get(a.orgId);
+    if (list) list.push(i);
+    else byOrg.set(a.orgId, [i]);
+  }
+  for (const [orgId, indexes] of byOrg) {
+    const total = indexes.reduce((n, i) => n + items[i]!.drafts.length, 0);
+    if (await consumeCredits(tx, orgId, total)) continue;
+    for (const i of indexes) {
+      if (!(await consumeCredits(tx, orgId, items[i]!.drafts.length))) results[i] = { ok: false, reason: 'credits' };
     }
-    results.push({ ok: true });
-    if (a.batch) await tx.insert(batches).values({ id: a.batch.id, projectId: a.projectId, total: a.drafts.length });
+  }
+  const rows: (typeof invoices.$inferInsert)[] = [];
+  const newBatches: (typeof batches.$inferInsert)[] = [];
+  for (const [i, a] of items.entries()) {
+    if (!results[i]!.ok) continue;
+    if (a.batch) newBatches.push({ id: a.batch.id, projectId: a.projectId, total: a.drafts.length });
     for (const d of a.drafts) {
       rows.push({
         id: d.id,
@@ -72,6 +83,7 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
       });
     }
   }
+  if (newBatches.length > 0) await tx.insert(batches).values(newBatches);
   if (rows.length > 0) {
     await tx.insert(invoices).values(rows);
     await ctx.queue.insert(
@@ -85,27 +97,28 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
 
 export class InvoiceIntake {
   private pending: Pending[] = [];
-  private scheduled = false;
   private flushing = 0;
-  private static readonly MAX_GROUP = 200;
+  private static readonly MAX_GROUP = 500;
+  /** group commit: while these many transactions are in flight, new arrivals wait and share the next one */
+  private readonly maxInFlight: number;
 
-  constructor(private readonly ctx: AppContext) {}
+  constructor(private readonly ctx: AppContext) {
+    this.maxInFlight = ctx.database.kind === 'pglite' ? 1 : 2;
+  }
 
-  /** Durably accepts the drafts (batched with concurrent requests). */
+  /** Durably accepts the drafts (committed together with whatever else arrived meanwhile). */
   accept(acceptance: Acceptance): Promise<AcceptResult> {
     return new Promise((resolve, reject) => {
       this.pending.push({ acceptance, resolve, reject });
-      if (this.pending.length >= InvoiceIntake.MAX_GROUP) this.flush();
-      else if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.maybeFlush();
     });
   }
 
+  private maybeFlush() {
+    while (this.flushing < this.maxInFlight && this.pending.length > 0) this.flush();
+  }
+
   private flush() {
-    this.scheduled = false;
-    if (this.pending.length === 0) return;
     const group = this.pending.splice(0, InvoiceIntake.MAX_GROUP);
     this.flushing++;
     this.ctx.db
@@ -122,10 +135,7 @@ export class InvoiceIntake {
       )
       .finally(() => {
         this.flushing--;
-        if (this.pending.length > 0 && !this.scheduled) {
-          this.scheduled = true;
-          setImmediate(() => this.flush());
-        }
+        this.maybeFlush();
       });
   }
 

@@ -30,6 +30,15 @@ import { uploadLogoRoute } from './org/upload-logo.ts';
 import { servePublicFile } from './system/files.ts';
 import { health } from './system/health.ts';
 import { openapiDocument } from './system/openapi.ts';
+import { createWebhookEndpointRoute } from './webhooks/create-endpoint.ts';
+import { deleteWebhookEndpointRoute } from './webhooks/delete-endpoint.ts';
+import { getWebhookDeliveryRoute } from './webhooks/get-delivery.ts';
+import { getWebhookEndpointRoute } from './webhooks/get-endpoint.ts';
+import { listWebhookDeliveriesRoute } from './webhooks/list-deliveries.ts';
+import { listWebhookEndpointsRoute } from './webhooks/list-endpoints.ts';
+import { retryWebhookDeliveryRoute } from './webhooks/retry-delivery.ts';
+import { testWebhookEndpointRoute } from './webhooks/test-endpoint.ts';
+import { updateWebhookEndpointRoute } from './webhooks/update-endpoint.ts';
 
 /** Every API operation, one file each, registered under /api/v1. */
 export const API_ROUTES: RouteModule[] = [
@@ -55,6 +64,16 @@ export const API_ROUTES: RouteModule[] = [
   deleteLogoRoute,
   getSettingsRoute,
   updateSettingsRoute,
+  // webhooks (spec 4.5)
+  createWebhookEndpointRoute,
+  listWebhookEndpointsRoute,
+  getWebhookEndpointRoute,
+  updateWebhookEndpointRoute,
+  deleteWebhookEndpointRoute,
+  testWebhookEndpointRoute,
+  listWebhookDeliveriesRoute,
+  getWebhookDeliveryRoute,
+  retryWebhookDeliveryRoute,
   issueInvoiceRoute,
   getInvoiceStatusRoute,
   getInvoiceXmlRoute,

@@ -1,5 +1,5 @@
 import { Type } from 'typebox';
-import { loadProjectRow, toFiscalProfile } from '../../../db/repositories/project-profile.ts';
+import { toFiscalProfile } from '../../../db/repositories/project-profile.ts';
 import { checkInvoiceRequest, InvoiceRequestSchema } from '../../../domain/invoice-request.ts';
 import { hashBody, InvoiceIntake, newInvoiceId, pollUrl } from '../../../invoices/intake.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
@@ -51,9 +51,7 @@ export const issueInvoiceRoute: RouteModule = (app, ctx) => {
     },
     async (request, reply) => {
       const principal = projectPrincipal(request);
-      const projectRow = await loadProjectRow(ctx.db, principal.projectId, { activeOnly: true });
-      if (!projectRow) throw new ApiError('UNAUTHENTICATED', 'The project of this key is no longer active');
-      const project = toFiscalProfile(projectRow);
+      const project = toFiscalProfile(principal.project);
       const checked = checkInvoiceRequest(request.body, project);
       if (!checked.ok) refuseInvoice(checked);
       const engineId = ctx.engines.engineIdFor(project);

@@ -1,0 +1,144 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import pg from 'pg';
+import { Pool } from 'undici';
+
+/** Shared helpers of the benchmarks: child services, a closed-loop HTTP load generator, figures. */
+
+export const ROOT = new URL('../', import.meta.url).pathname;
+export const ADMIN_URL =
+  process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+export async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const name = `nfse_bench_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: ADMIN_URL });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: ADMIN_URL });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+      await c.end();
+    },
+  };
+}
+
+export interface Child {
+  process: ChildProcess;
+  stop(): Promise<void>;
+  /** peak resident set size so far (VmHWM), MB */
+  peakRssMb(): number;
+  rssMb(): number;
+}
+
+export function startChild(script: string, args: string[], env: Record<string, string>): Child {
+  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  child.stdout?.resume();
+  const status = (field: string) => {
+    try {
+      const text = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+      const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(text)?.[1] ?? 0);
+      return kb / 1024;
+    } catch {
+      return 0;
+    }
+  };
+  return {
+    process: child,
+    peakRssMb: () => status('VmHWM'),
+    rssMb: () => status('VmRSS'),
+    stop: () =>
+      new Promise((resolve) => {
+        if (child.exitCode !== null) return resolve();
+        child.once('exit', () => resolve());
+        child.kill('SIGTERM');
+        setTimeout(() => child.kill('SIGKILL'), 15_000).unref();
+      }),
+  };
+}
+
+export async function waitForHttp(url: string, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.status < 500) return;
+    } catch {
+      /* not yet */
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+export interface LoadResult {
+  requests: number;
+  seconds: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  statuses: Record<number, number>;
+}
+
+/** Closed-loop load: `connections` loops each sending one request after the other for `seconds`. */
+export async function load(options: {
+  origin: string;
+  path: string | ((i: number) => string);
+  method?: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: (i: number) => string;
+  connections: number;
+  seconds: number;
+}): Promise<LoadResult> {
+  const pool = new Pool(options.origin, { connections: options.connections, pipelining: 1 });
+  const latencies: number[] = [];
+  const statuses: Record<number, number> = {};
+  let counter = 0;
+  const end = performance.now() + options.seconds * 1000;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: options.connections }, async () => {
+      while (performance.now() < end) {
+        const i = counter++;
+        const t0 = performance.now();
+        const res = await pool.request({
+          path: typeof options.path === 'function' ? options.path(i) : options.path,
+          method: options.method ?? 'GET',
+          headers: options.headers,
+          body: options.body?.(i),
+        });
+        await res.body.dump();
+        latencies.push(performance.now() - t0);
+        statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await pool.close();
+  latencies.sort((a, b) => a - b);
+  const q = (p: number) => latencies[Math.min(latencies.length - 1, Math.floor(p * latencies.length))] ?? 0;
+  return { requests: latencies.length, seconds, rps: latencies.length / seconds, p50: q(0.5), p99: q(0.99), statuses };
+}
+
+export function fmt(n: number, digits = 0): string {
+  return n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+}
+
+export function printTable(title: string, rows: (string | number)[][]): void {
+  console.log(`\n## ${title}\n`);
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
+  for (const [i, row] of rows.entries()) {
+    console.log(`| ${row.map((v, c) => String(v).padEnd(widths[c]!)).join(' | ')} |`);
+    if (i === 0) console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  }
+}

@@ -1,0 +1,186 @@
+/**
+ * Webhook delivery throughput to a local receiver (node:http on 127.0.0.1 answering 200 at once), with the
+ * whole service in this process (API + workers, NFSE_WEBHOOKS_ALLOW_INSECURE=1), signed deliveries:
+ *
+ * 1. first attempts: N `batch.completed` events written to the outbox one transaction each, fanned out to
+ *    E endpoints (`events.dispatch`), each delivery attempted by a `webhook.deliver` job; deliveries/s from
+ *    the first event written to the last attempt recorded;
+ * 2. retries: the same number of deliveries failed once (the receiver answers 503), the service clock moved
+ *    a minute on, the scheduled attempts claimed by the poller; deliveries/s until all are recorded.
+ *
+ *   npx tsx bench/webhooks.ts [events] [endpoints] [concurrency]
+ *
+ * Embedded PGlite by default; with BENCH_DATABASE_URL (a PostgreSQL admin URL) in a fresh database there.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { and, count, eq } from 'drizzle-orm';
+import pg from 'pg';
+import pino from 'pino';
+import { loadConfig } from '../src/config.ts';
+import { webhookDeliveries } from '../src/db/schema.ts';
+import { recordEvent } from '../src/events/outbox.ts';
+import { startService } from '../src/service.ts';
+
+const EVENTS = Number(process.argv[2] ?? 1000);
+const ENDPOINTS = Number(process.argv[3] ?? 2);
+const CONCURRENCY = Number(process.argv[4] ?? 16);
+
+async function freshPostgres(adminUrl: string) {
+  const name = `nfse_bench_webhooks_${Date.now()}_${randomBytes(3).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: adminUrl });
+      await c.connect();
+      await c.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+      await c.end();
+    },
+  };
+}
+
+async function main() {
+  let failing = false;
+  let received = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      received++;
+      res.writeHead(failing ? 503 : 200).end(failing ? 'down' : 'ok');
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'nfse-bench-webhooks-'));
+  const adminUrl = process.env.BENCH_DATABASE_URL;
+  const database = adminUrl ? await freshPostgres(adminUrl) : null;
+  const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;
+  const config = loadConfig(
+    {
+      DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'silent',
+      NFSE_ADMIN_KEY: adminKey,
+      NFSE_MASTER_KEY: randomBytes(32).toString('hex'),
+      NFSE_WEBHOOKS_ALLOW_INSECURE: '1',
+      NFSE_WORKER_CONCURRENCY: String(CONCURRENCY),
+      ...(database ? { DATABASE_URL: database.url, NFSE_GOVERNMENT: 'sandbox' } : {}),
+    },
+    [],
+  );
+  let clock = Date.now();
+  const service = await startService(config, { logger: pino({ level: 'silent' }), now: () => new Date(clock) });
+  const api = `${service.url}/api/v1`;
+  const call = async (method: string, path: string, key: string, body?: unknown) => {
+    const res = await fetch(`${api}${path}`, {
+      method,
+      headers: { 'x-api-key': key, ...(body ? { 'content-type': 'application/json' } : {}) },
+      body: body ? JSON.stringify(body) : undefined,
+    });
+    const json = (await res.json()) as Record<string, string>;
+    if (res.status >= 300) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+
+  try {
+    const org = await call('POST', '/admin/organizations', adminKey, { name: 'Bench', plan: 'pro' });
+    const project = await call('POST', '/org/projects', org.token!, {
+      name: 'Bench',
+      cnpj: '11222333000181',
+      razaoSocial: 'BENCH LTDA',
+    });
+    const key = await call('POST', `/org/projects/${project.id}/api-keys`, org.token!, {
+      name: 'bench',
+      rateLimitPerMinute: 100_000,
+    });
+    for (let i = 0; i < ENDPOINTS; i++) {
+      await call('POST', '/webhooks/endpoints', key.key!, {
+        url: `${receiverUrl}/hook/${i}`,
+        events: ['batch.completed'],
+        secret: randomBytes(24).toString('base64url'),
+      });
+    }
+    const { ctx } = service;
+    const total = EVENTS * ENDPOINTS;
+    const projectId = project.id!;
+    const countWhere = async (status: string, attempts: number) => {
+      const [row] = await ctx.db
+        .select({ n: count() })
+        .from(webhookDeliveries)
+        .where(
+          and(
+            eq(webhookDeliveries.projectId, projectId),
+            eq(webhookDeliveries.status, status),
+            eq(webhookDeliveries.attemptCount, attempts),
+          ),
+        );
+      return row?.n ?? 0;
+    };
+    const waitUntil = async (status: string, attempts: number) => {
+      for (;;) {
+        if ((await countWhere(status, attempts)) >= total) return;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    const emit = async () => {
+      for (let i = 0; i < EVENTS; i++) {
+        const batchId = randomUUID();
+        await recordEvent(ctx.db, ctx.queue, {
+          projectId,
+          type: 'batch.completed',
+          batchId,
+          data: { batchId, total: 1, issued: 1, errors: 0 },
+        });
+      }
+    };
+
+    // 1. first attempts (outbox → fan-out → webhook.deliver)
+    let started = performance.now();
+    await emit();
+    const written = performance.now() - started;
+    await waitUntil('succeeded', 1);
+    const firstSeconds = (performance.now() - started) / 1000;
+
+    // 2. retries claimed by the poller
+    failing = true;
+    const before = received;
+    await emit();
+    await waitUntil('pending', 1);
+    failing = false;
+    clock += 60_000;
+    started = performance.now();
+    await waitUntil('succeeded', 2);
+    const retrySeconds = (performance.now() - started) / 1000;
+
+    const kind = database ? 'PostgreSQL' : 'PGlite';
+    console.log(
+      `webhooks (${kind}, ${EVENTS} events × ${ENDPOINTS} endpoints = ${total} signed deliveries, worker concurrency ${CONCURRENCY})`,
+    );
+    console.log(
+      `  first attempts: ${(total / firstSeconds).toFixed(0)} deliveries/s (${firstSeconds.toFixed(2)} s; outbox writes ${(EVENTS / (written / 1000)).toFixed(0)} events/s)`,
+    );
+    console.log(`  poller retries: ${(total / retrySeconds).toFixed(0)} deliveries/s (${retrySeconds.toFixed(2)} s)`);
+    console.log(`  receiver requests: ${received} (${received - before} in the retry round)`);
+  } finally {
+    await service.close();
+    receiver.close();
+    await database?.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

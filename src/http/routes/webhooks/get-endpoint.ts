@@ -1,0 +1,22 @@
+import { requireProject } from '../../auth.ts';
+import type { RouteModule } from '../../route.ts';
+import { errorResponses, IdParams } from '../../schemas.ts';
+import { EndpointSchema, endpointView, loadProjectEndpoint, SCOPE_NOTE } from './schemas.ts';
+
+/** GET /webhooks/endpoints/{id}: one endpoint of the project. */
+export const getWebhookEndpointRoute: RouteModule = (app, ctx) => {
+  app.get(
+    '/webhooks/endpoints/:id',
+    {
+      onRequest: requireProject(ctx, 'query'),
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Get a webhook endpoint',
+        description: `${SCOPE_NOTE} 404 for an unknown or deleted id and for another project's endpoint.`,
+        params: IdParams,
+        response: { 200: EndpointSchema, ...errorResponses(404) },
+      },
+    },
+    async (request) => endpointView(ctx, await loadProjectEndpoint(ctx, request)),
+  );
+};

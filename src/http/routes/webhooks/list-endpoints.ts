@@ -1,0 +1,36 @@
+import { Type } from 'typebox';
+import { listEndpoints } from '../../../webhooks/endpoints.ts';
+import { projectPrincipal, requireProject } from '../../auth.ts';
+import type { RouteModule } from '../../route.ts';
+import { errorResponses, PageQuery, Pagination } from '../../schemas.ts';
+import { assertValid } from '../org/common.ts';
+import { EndpointSchema, endpointView, SCOPE_NOTE } from './schemas.ts';
+
+/** GET /webhooks/endpoints: the project's endpoints, newest first. */
+export const listWebhookEndpointsRoute: RouteModule = (app, ctx) => {
+  app.get(
+    '/webhooks/endpoints',
+    {
+      onRequest: requireProject(ctx, 'query'),
+      attachValidation: true,
+      schema: {
+        tags: ['webhooks'],
+        summary: 'List webhook endpoints',
+        description: `${SCOPE_NOTE} Deleted endpoints are not listed.`,
+        querystring: Type.Object({ page: PageQuery.page, limit: PageQuery.limit }),
+        response: {
+          200: Type.Object({ data: Type.Array(EndpointSchema), pagination: Pagination }),
+          ...errorResponses(400),
+        },
+      },
+    },
+    async (request) => {
+      assertValid(request);
+      const { projectId } = projectPrincipal(request);
+      const page = request.query.page ?? 1;
+      const limit = request.query.limit ?? 20;
+      const { rows, total } = await listEndpoints(ctx, projectId, { page, limit });
+      return { data: rows.map((row) => endpointView(ctx, row)), pagination: { page, limit, total } };
+    },
+  );
+};

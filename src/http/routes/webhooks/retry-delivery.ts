@@ -1,0 +1,42 @@
+import { findDelivery, retryDelivery } from '../../../webhooks/deliveries.ts';
+import { projectPrincipal, requireProject } from '../../auth.ts';
+import { ApiError } from '../../errors.ts';
+import type { RouteModule } from '../../route.ts';
+import { errorResponses, IdParams, isUuid } from '../../schemas.ts';
+import { DeliverySchema, deliveryView, SCOPE_NOTE } from './schemas.ts';
+
+/** POST /webhooks/deliveries/{id}/retry: manual redelivery (one more attempt, same id and body). */
+export const retryWebhookDeliveryRoute: RouteModule = (app, ctx) => {
+  app.post(
+    '/webhooks/deliveries/:id/retry',
+    {
+      onRequest: requireProject(ctx, 'emit'),
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Retry a webhook delivery',
+        description: `${SCOPE_NOTE} For a succeeded or failed delivery: one more attempt, made at once by a worker, with the same delivery id (X-Svc-Delivery) and the same body, signed with the endpoint's current secret; if it fails the delivery is failed again (no new schedule). 202 with the delivery, now pending. 409 WEBHOOK_DELIVERY_NOT_RETRYABLE while the delivery is still pending (see nextAttemptAt) or when its endpoint was deleted.`,
+        params: IdParams,
+        response: { 202: DeliverySchema, ...errorResponses(404, 409) },
+      },
+    },
+    async (request, reply) => {
+      const { projectId } = projectPrincipal(request);
+      const { id } = request.params;
+      const result = isUuid(id)
+        ? await retryDelivery(ctx, projectId, id)
+        : ({ ok: false, error: 'not_found' } as const);
+      if (!result.ok) {
+        if (result.error === 'not_found')
+          throw new ApiError('WEBHOOK_DELIVERY_NOT_FOUND', 'Webhook delivery not found');
+        throw new ApiError(
+          'WEBHOOK_DELIVERY_NOT_RETRYABLE',
+          result.error === 'pending'
+            ? 'The delivery is still pending: its next attempt is already scheduled'
+            : 'The endpoint of this delivery was deleted',
+        );
+      }
+      const found = await findDelivery(ctx, projectId, id);
+      return reply.status(202).send(deliveryView(found!.delivery, found!.attempts));
+    },
+  );
+};

@@ -1,0 +1,47 @@
+import { Type } from 'typebox';
+import { findDelivery, sendTestDelivery } from '../../../webhooks/deliveries.ts';
+import { projectPrincipal, requireProject } from '../../auth.ts';
+import type { RouteModule } from '../../route.ts';
+import { errorResponses, IdParams, Nullable } from '../../schemas.ts';
+import { DeliverySchema, deliveryView, loadProjectEndpoint, SCOPE_NOTE, SIGNING_NOTE } from './schemas.ts';
+
+/** POST /webhooks/endpoints/{id}/test: one signed `webhook.test` attempt, answered with its outcome. */
+export const testWebhookEndpointRoute: RouteModule = (app, ctx) => {
+  app.post(
+    '/webhooks/endpoints/:id/test',
+    {
+      onRequest: requireProject(ctx, 'emit'),
+      schema: {
+        tags: ['webhooks'],
+        summary: 'Send a test delivery',
+        description: `${SCOPE_NOTE} Sends, once and right away (no retries, also to an inactive endpoint), the event \`webhook.test\` with the envelope of spec 6 and data \`{endpointId, message}\`, signed like any delivery, and answers 200 with the outcome (success is false for a non-2xx answer, a network error, a refused address or no answer within 10 s). The delivery is kept in the history. ${SIGNING_NOTE}`,
+        params: IdParams,
+        response: {
+          200: Type.Object({
+            success: Type.Boolean({ description: 'The endpoint answered 2xx within 10 s' }),
+            statusCode: Nullable(Type.Integer()),
+            durationMs: Nullable(Type.Integer()),
+            error: Nullable(Type.String()),
+            responseSnippet: Nullable(Type.String({ description: 'The first 1 KB of the answer' })),
+            delivery: DeliverySchema,
+          }),
+          ...errorResponses(404),
+        },
+      },
+    },
+    async (request) => {
+      const endpoint = await loadProjectEndpoint(ctx, request);
+      const { projectId } = projectPrincipal(request);
+      const { delivery, outcome } = await sendTestDelivery(ctx, endpoint);
+      const recorded = await findDelivery(ctx, projectId, delivery.id);
+      return {
+        success: outcome?.ok ?? false,
+        statusCode: outcome?.statusCode ?? null,
+        durationMs: outcome?.durationMs ?? null,
+        error: outcome ? outcome.error : delivery.lastError,
+        responseSnippet: outcome?.responseSnippet ?? null,
+        delivery: deliveryView(recorded!.delivery, recorded!.attempts),
+      };
+    },
+  );
+};
