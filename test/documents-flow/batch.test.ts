@@ -114,14 +114,18 @@ describe('POST /emitir/batch', () => {
     const one = status.items[0];
     const single = await t.request('GET', `/invoices/${one.invoiceId}/status`, { key: p.apiKey });
     expect(single.body).toMatchObject({ status: 'issued', batchId, chNFSe: one.chNFSe });
-    const cached = await waitFor('the PDFs of the batch', async () => {
-      const view = (await t.request('GET', `/invoices/batch/${batchId}/status`, { key: p.apiKey })).body;
-      const issued = view.items.filter((i: { status: string }) => i.status === 'issued');
-      return issued.every((i: { pdfUrl?: string | null }) => !!i.pdfUrl) ? view : undefined;
-    });
+    const cached = await waitFor(
+      'the PDFs of the batch',
+      async () => {
+        const view = (await t.request('GET', `/invoices/batch/${batchId}/status`, { key: p.apiKey })).body;
+        const issued = view.items.filter((i: { status: string }) => i.status === 'issued');
+        return issued.every((i: { pdfUrl?: string | null }) => !!i.pdfUrl) ? view : undefined;
+      },
+      90_000,
+    );
     expect(cached.items[0].pdfUrl).toMatch(/-danfse\.pdf$/);
     expect(cached.items[3].pdfUrl).toBeUndefined();
-  });
+  }, 240_000);
 
   it('refuses 101 items, and any invalid item naming its index and field, queuing nothing', async () => {
     const before = { invoices: await invoiceCount(p.projectId), credits: await creditsUsed(p.orgId) };
