@@ -11,6 +11,8 @@ const benches = [
   ['bench/api.ts', '8', '32'],
   ['bench/issuing.ts', '1000', '128'],
   ['bench/webhooks.ts'],
+  // embedded defaults (PGlite) unless DATABASE_URL is set
+  ['bench/batch.ts', '3'],
 ];
 for (const [script, ...args] of benches) {
   console.log(`\n# ${script} ${args.join(' ')}`);
