@@ -943,6 +943,10 @@ export function checkInvoiceRequest(
   }
   const descricao = clean(servico.descricao);
   if (!descricao) errors.push({ field: 'servico.descricao', message: 'required' });
+  else if (!/[0-9A-Za-z\u00C0-\u00FF]/.test(descricao)) {
+    // the layout's character set is Latin-1: a text of emoji or other scripts would print as nothing
+    errors.push({ field: 'servico.descricao', message: 'must contain letters or digits of the Latin alphabet' });
+  }
   const cTribMun = clean(servico.codigoTributacaoMunicipal);
   if (cTribMun && !/^\d{3}(\d{4})?$/.test(cTribMun)) {
     errors.push({ field: 'servico.codigoTributacaoMunicipal', message: '3 digits (7 for the capital that uses them)' });

@@ -2,9 +2,7 @@ import { count, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invoices, organizations } from '../../src/db/schema.ts';
 import { checkInvoiceRequest, type InvoiceRequest } from '../../src/domain/invoice-request.ts';
-import { buildDps } from '../../src/engines/national/dps-builder.ts';
 import { loadProjectRow, toFiscalProfile } from '../../src/db/repositories/project-profile.ts';
-import { validateXml } from '../../src/xml/xsd.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { type OnboardedProject, onboardProject, waitForInvoice } from '../support/onboarding.ts';
 import { noteBody, outboxEvents, TAKER, waitFor } from './support.ts';
@@ -13,19 +11,21 @@ import { noteBody, outboxEvents, TAKER, waitFor } from './support.ts';
  * Batches (spec 2.9, 4.2, 4.3, 6, 8): 1 to 100 items validated like POST /emitir, issued independently, followed
  * by GET /invoices/batch/{batchId}/status, ended by exactly one batch.completed event.
  *
- * The service runs with NFSE_VALIDATE_BEFORE_SEND=false so that the Sefin sandbox itself judges every DPS: a
- * service description made only of characters outside the layout's character set passes the request rules, but
- * leaves an empty xDescServ that the sandbox refuses at reception (E1235, schema).
+ * Some items name a taker the sandbox's simulated federal registry does not know: our request rules cannot see
+ * that (only the government's CNPJ registry can), so the government refuses them (E0190) while the others issue.
  */
 
 let t: TestService;
 let p: OnboardedProject;
 
+/** A valid CNPJ the sandbox's federal registry does not know. */
+const UNREGISTERED_TAKER = '99888777000100';
 /** An item our request rules accept and the government refuses (see the file comment). */
-const REFUSED_BY_SEFIN = noteBody({ servico: { descricao: '😀😀', codigo: '010101' } });
+const REFUSED_BY_SEFIN = noteBody({ tomador: { ...TAKER, cnpj: UNREGISTERED_TAKER } });
 
 beforeAll(async () => {
-  t = await startTestService({ NFSE_VALIDATE_BEFORE_SEND: 'false' });
+  t = await startTestService();
+  t.service.sandbox!.setUnregisteredDocuments([UNREGISTERED_TAKER]);
   p = await onboardProject(t, { rateLimitPerMinute: 100_000 });
 });
 afterAll(async () => {
@@ -58,22 +58,21 @@ async function waitForBatch(batchId: string, key = p.apiKey, timeoutMs = 120_000
 }
 
 describe('POST /emitir/batch', () => {
-  it('the refused item passes our request rules but builds a DPS the schema refuses (precondition)', async () => {
+  it('the refused item passes our request rules (only the government registry refuses it)', async () => {
     const project = toFiscalProfile((await loadProjectRow(t.service.ctx.db, p.projectId))!);
     const checked = checkInvoiceRequest(REFUSED_BY_SEFIN as InvoiceRequest, project);
-    expect(checked.ok, 'if the request rules now refuse this body, pick another the sandbox refuses').toBe(true);
+    expect(checked.ok).toBe(true);
     if (!checked.ok) return;
     expect(t.service.ctx.engines.get('national').checkRequest(project, checked.value)).toEqual([]);
-    const { xml } = buildDps({
-      project,
-      invoice: checked.value,
-      serie: '1',
-      nDPS: 1,
-      dhEmi: new Date(Date.now() - 60_000),
-      tpAmb: 2,
-      verAplic: 'test',
+  });
+
+  it('refuses a description with no Latin letters or digits (it would print as nothing)', async () => {
+    const res = await t.request('POST', '/emitir/batch', {
+      key: p.apiKey,
+      body: { items: [noteBody(), noteBody({ servico: { descricao: '😀😀', codigo: '010101' } })] },
     });
-    expect(validateXml('DPS', xml).ok).toBe(false);
+    expect(res.status).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toContain('items.1.servico.descricao');
   });
 
   it('issues 100 items in parallel: partial with exact counts, items in order, one batch.completed', async () => {
@@ -95,7 +94,7 @@ describe('POST /emitir/batch', () => {
     for (const item of status.items) {
       expect(item.referencia).toBe(`item-${item.index}`);
       if (refusedAt.has(item.index)) {
-        expect(item).toMatchObject({ status: 'error', errorCode: 'E1235' });
+        expect(item).toMatchObject({ status: 'error', errorCode: 'E0190' });
         expect(item.chNFSe).toBeUndefined();
       } else {
         expect(item.status).toBe('issued');
@@ -216,7 +215,7 @@ describe('POST /emitir/batch', () => {
     const invoiceId = failed.items[0].invoiceId;
     expect((await t.request('GET', `/invoices/batch/${invoiceId}/status`, { key: p.apiKey })).status).toBe(404);
     const single = await waitForInvoice(t, p.apiKey, invoiceId);
-    expect(single).toMatchObject({ invoiceId, status: 'error', errorCode: 'E1235', batchId: res.body.batchId });
+    expect(single).toMatchObject({ invoiceId, status: 'error', errorCode: 'E0190', batchId: res.body.batchId });
 
     const noScope = await t.request('POST', `/org/projects/${p.projectId}/api-keys`, {
       key: p.orgToken,

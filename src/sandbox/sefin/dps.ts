@@ -117,8 +117,31 @@ export function stripZeros(value: string): string {
 }
 
 /** Business rules of Anexo I that the sandbox holds (all failures are reported together, as Sefin does). */
-export function checkDpsRules(dps: DpsData, env: Ambiente, now: Date, store: SefinStore): MensagemProcessamento[] {
+/**
+ * The federal registries (cadastro CNPJ / CPF) the real system consults. Offline, every well-formed
+ * document counts as registered except those the sandbox is told are not (to exercise E0190 / E0207).
+ */
+export interface TaxRegistry {
+  isRegistered(document: string): boolean;
+}
+
+export const EVERYONE_REGISTERED: TaxRegistry = { isRegistered: () => true };
+
+export function checkDpsRules(
+  dps: DpsData,
+  env: Ambiente,
+  now: Date,
+  store: SefinStore,
+  registry: TaxRegistry = EVERYONE_REGISTERED,
+): MensagemProcessamento[] {
   const errors: MensagemProcessamento[] = [];
+  const taker = dps.toma;
+  if (taker?.cnpj && !registry.isRegistered(taker.cnpj)) {
+    errors.push(officialMessage('E0190', `CNPJ ${taker.cnpj}.`));
+  }
+  if (taker?.cpf && !registry.isRegistered(taker.cpf)) {
+    errors.push(officialMessage('E0207', `CPF ${taker.cpf}.`));
+  }
   const expectedId = expectedDpsId(dps);
   if (expectedId !== dps.id) {
     errors.push(

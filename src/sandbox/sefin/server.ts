@@ -60,12 +60,16 @@ export interface SefinSandboxOptions {
   defaultIssRate?: number;
   /** Source of randomness for the fault decisions (tests may pin it). */
   random?: () => number;
+  /** CNPJs/CPFs the simulated federal registry does not know (a DPS whose taker is one of them: E0190/E0207). */
+  unregisteredDocuments?: string[];
 }
 
 export interface SefinSandbox {
   /** `https://127.0.0.1:port`; the API lives under `/producao/SefinNacional` and `/producaorestrita/SefinNacional`. */
   url: string;
   setFaults(faults: SefinFaults): void;
+  /** Replaces the list of CNPJs/CPFs unknown to the simulated federal registry. */
+  setUnregisteredDocuments(documents: string[]): void;
   issued(): IssuedRecord[];
   close(): Promise<void>;
 }
@@ -184,6 +188,8 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
   const defaultIssRate = options.defaultIssRate ?? 2;
   const store = new SefinStore(options.storeFile ?? null, (m) => logger.warn(m));
   let faults: SefinFaults = sanitizeFaults(options.faults ?? {});
+  let unregistered = new Set(options.unregisteredDocuments ?? []);
+  const registry = { isRegistered: (document: string) => !unregistered.has(document) };
 
   const envelope = (env: Ambiente, at: Date) => ({
     tipoAmbiente: env,
@@ -260,7 +266,7 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
       return nfseErrors(env, at, 403, [officialMessage('E1200', detail)], dps.id);
     }
 
-    const errors = checkDpsRules(dps, env, at, store);
+    const errors = checkDpsRules(dps, env, at, store, registry);
     if (errors.length > 0) return nfseErrors(env, at, 400, errors, dps.id);
 
     const record = issue(env, at, dps, received.value.xml);
@@ -492,6 +498,15 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
       return { status: 200, body: faults };
     }
     if (path === '/__sandbox/faults' && req.method === 'GET') return { status: 200, body: faults };
+    if (path === '/__sandbox/registry' && req.method === 'PUT') {
+      const json = parseJson(await readBody(req)) as { unregistered?: unknown } | null;
+      const list = json?.unregistered;
+      if (!Array.isArray(list) || !list.every((d) => typeof d === 'string')) {
+        throw new HttpError(400, 'body must be {"unregistered": ["<CNPJ or CPF>", …]}');
+      }
+      unregistered = new Set(list as string[]);
+      return { status: 200, body: { unregistered: [...unregistered] } };
+    }
     if (path === '/__sandbox/issued' && req.method === 'GET') {
       return {
         status: 200,
@@ -611,6 +626,9 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
     url: `https://${urlHost}:${port}`,
     setFaults(next: SefinFaults) {
       faults = sanitizeFaults(next);
+    },
+    setUnregisteredDocuments(documents: string[]) {
+      unregistered = new Set(documents);
     },
     issued: () => store.all(),
     close: () =>
