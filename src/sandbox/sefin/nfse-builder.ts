@@ -20,6 +20,11 @@ export interface NfseComposition {
   verAplic: string;
   /** ISS rate (%) applied when the DPS has no pAliq (the municipal parameter the real system looks up). */
   defaultIssRate: number;
+  /**
+   * The emitter's name as the federal registry knows it (the real system copies it from the cadastro CNPJ);
+   * offline, the name of the ICP-Brasil certificate that signed the DPS (its CN before `:CNPJ`).
+   */
+  registeredName?: string | null;
 }
 
 /** IBS/CBS rates of the 2026 test year, as Sefin applied them in the official sample. */
@@ -141,7 +146,7 @@ function issIncidence(dps: DpsData): string | null {
   return dps.prest.address?.cMun ?? dps.cLocEmi;
 }
 
-function emitXml(emitter: Party, cLocEmi: string): string {
+function emitXml(emitter: Party, cLocEmi: string, registeredName: string | null): string {
   const address = emitter.address;
   const cMun = address?.cMun || cLocEmi;
   const uf = findMunicipality(cMun)?.uf ?? 'DF';
@@ -150,7 +155,7 @@ function emitXml(emitter: Party, cLocEmi: string): string {
     '<emit>' +
     id +
     el('IM', emitter.im) +
-    el('xNome', emitter.xNome ?? `CONTRIBUINTE ${emitter.cnpj ?? emitter.cpf}`) +
+    el('xNome', emitter.xNome ?? registeredName ?? `CONTRIBUINTE ${emitter.cnpj ?? emitter.cpf}`) +
     '<enderNac>' +
     el('xLgr', address?.xLgr || 'NAO INFORMADO') +
     el('nro', address?.nro || 'S/N') +
@@ -253,7 +258,7 @@ export function composeNfse(input: NfseComposition): string {
     el('cStat', 100) +
     el('dhProc', input.dhProc) +
     el('nDFSe', input.nDFSe) +
-    emitXml(dps.emitter, dps.cLocEmi) +
+    emitXml(dps.emitter, dps.cLocEmi, input.registeredName ?? null) +
     valores +
     ibsCbsXml(dps, values) +
     input.dpsRaw +

@@ -269,7 +269,8 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
     const errors = checkDpsRules(dps, env, at, store, registry);
     if (errors.length > 0) return nfseErrors(env, at, 400, errors, dps.id);
 
-    const record = issue(env, at, dps, received.value.xml);
+    const registeredName = signer.identity.subjectCN.split(':')[0]?.trim() || null;
+    const record = issue(env, at, dps, received.value.xml, registeredName);
     return {
       status: 201,
       body: {
@@ -281,7 +282,7 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
     };
   }
 
-  function issue(env: Ambiente, at: Date, dps: DpsData, dpsXml: string): IssuedRecord {
+  function issue(env: Ambiente, at: Date, dps: DpsData, dpsXml: string, registeredName: string | null): IssuedRecord {
     const ident = identifierInscricao(dps.emitter)!;
     const emitente = inscricaoOf(dps.emitter)!;
     const nNFSe = store.nextNfseNumber(env, dps.cLocEmi, emitente);
@@ -307,6 +308,7 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
       dhProc,
       verAplic: SANDBOX_APP_VERSION,
       defaultIssRate,
+      registeredName,
     });
     const nfseXml = signAsSefin(unsigned, 'NFSe', 'infNFSe', options.signer);
     const check = validateXml('NFSe', nfseXml);
