@@ -122,7 +122,7 @@ export async function startService(
     await queue.start();
     closers.unshift(() => queue.stop({ graceful: true, timeoutMs: 15_000 }));
 
-    if (config.role !== 'api') await registerWorkers(ctx);
+    if (config.role !== 'api') closers.unshift(await registerWorkers(ctx));
 
     let app: App | null = null;
     let url: string | null = null;

@@ -8,7 +8,7 @@ import {
   CreateEndpointBody,
   endpointView,
   refuseEndpointInput,
-  SCOPE_NOTE,
+  needsScope,
   SIGNING_NOTE,
 } from './schemas.ts';
 
@@ -22,7 +22,7 @@ export const createWebhookEndpointRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Register a webhook endpoint',
-        description: `${SCOPE_NOTE} 201 with the endpoint; the secret is returned in this response only. 400 VALIDATION_FAILED names the field (url not https, events outside the five names, …); 400 WEBHOOK_URL_REFUSED when the URL does not reach a public internet address. ${SIGNING_NOTE}`,
+        description: `${needsScope('emit')} 201 with the endpoint; the secret is returned in this response only. 400 VALIDATION_FAILED names the field (url not https, events outside the five names, …); 400 WEBHOOK_URL_REFUSED when the URL does not reach a public internet address. ${SIGNING_NOTE}`,
         body: CreateEndpointBody,
         response: { 201: CreatedEndpointSchema, ...errorResponses(400) },
       },

@@ -4,7 +4,7 @@ import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams, isUuid } from '../../schemas.ts';
 import { deleteEndpoint } from '../../../webhooks/endpoints.ts';
-import { SCOPE_NOTE } from './schemas.ts';
+import { needsScope } from './schemas.ts';
 
 /** DELETE /webhooks/endpoints/{id}: removes the endpoint; its pending deliveries end failed. */
 export const deleteWebhookEndpointRoute: RouteModule = (app, ctx) => {
@@ -15,7 +15,7 @@ export const deleteWebhookEndpointRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Delete a webhook endpoint',
-        description: `${SCOPE_NOTE} 204 without a body. Its pending deliveries end \`failed\`; its delivery history stays listed.`,
+        description: `${needsScope('emit')} 204 without a body. Its pending deliveries end \`failed\`; its delivery history stays listed.`,
         params: IdParams,
         response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(404) },
       },

@@ -3,7 +3,7 @@ import { projectPrincipal, requireProject } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams, isUuid } from '../../schemas.ts';
-import { DeliveryDetailSchema, deliveryView, SCOPE_NOTE } from './schemas.ts';
+import { DeliveryDetailSchema, deliveryView, needsScope } from './schemas.ts';
 
 /** GET /webhooks/deliveries/{id}: one delivery with its attempts and the exact body sent. */
 export const getWebhookDeliveryRoute: RouteModule = (app, ctx) => {
@@ -14,7 +14,7 @@ export const getWebhookDeliveryRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Get a webhook delivery',
-        description: `${SCOPE_NOTE} 404 for an unknown id and for another project's delivery.`,
+        description: `${needsScope('query')} 404 for an unknown id and for another project's delivery.`,
         params: IdParams,
         response: { 200: DeliveryDetailSchema, ...errorResponses(404) },
       },

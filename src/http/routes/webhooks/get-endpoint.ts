@@ -1,7 +1,7 @@
 import { requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams } from '../../schemas.ts';
-import { EndpointSchema, endpointView, loadProjectEndpoint, SCOPE_NOTE } from './schemas.ts';
+import { EndpointSchema, endpointView, loadProjectEndpoint, needsScope } from './schemas.ts';
 
 /** GET /webhooks/endpoints/{id}: one endpoint of the project. */
 export const getWebhookEndpointRoute: RouteModule = (app, ctx) => {
@@ -12,7 +12,7 @@ export const getWebhookEndpointRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Get a webhook endpoint',
-        description: `${SCOPE_NOTE} 404 for an unknown or deleted id and for another project's endpoint.`,
+        description: `${needsScope('query')} 404 for an unknown or deleted id and for another project's endpoint.`,
         params: IdParams,
         response: { 200: EndpointSchema, ...errorResponses(404) },
       },

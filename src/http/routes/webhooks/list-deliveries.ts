@@ -5,7 +5,7 @@ import { projectPrincipal, requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, PageQuery, Pagination } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
-import { DeliverySchema, deliveryView, SCOPE_NOTE } from './schemas.ts';
+import { DeliverySchema, deliveryView, needsScope } from './schemas.ts';
 
 /** GET /webhooks/deliveries: the delivery history with status and attempts (spec 4.5). */
 export const listWebhookDeliveriesRoute: RouteModule = (app, ctx) => {
@@ -17,7 +17,7 @@ export const listWebhookDeliveriesRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'List webhook deliveries',
-        description: `${SCOPE_NOTE} Newest first, each with its attempts; filters combine. Deliveries of deleted endpoints stay listed.`,
+        description: `${needsScope('query')} Newest first, each with its attempts; filters combine. Deliveries of deleted endpoints stay listed.`,
         querystring: Type.Object({
           endpointId: Type.Optional(Type.String({ format: 'uuid', description: 'Only this endpoint' })),
           event: Type.Optional(

@@ -4,7 +4,7 @@ import { projectPrincipal, requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, PageQuery, Pagination } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
-import { EndpointSchema, endpointView, SCOPE_NOTE } from './schemas.ts';
+import { EndpointSchema, endpointView, needsScope } from './schemas.ts';
 
 /** GET /webhooks/endpoints: the project's endpoints, newest first. */
 export const listWebhookEndpointsRoute: RouteModule = (app, ctx) => {
@@ -16,7 +16,7 @@ export const listWebhookEndpointsRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'List webhook endpoints',
-        description: `${SCOPE_NOTE} Deleted endpoints are not listed.`,
+        description: `${needsScope('query')} Deleted endpoints are not listed.`,
         querystring: Type.Object({ page: PageQuery.page, limit: PageQuery.limit }),
         response: {
           200: Type.Object({ data: Type.Array(EndpointSchema), pagination: Pagination }),

@@ -3,7 +3,7 @@ import { projectPrincipal, requireProject } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams, isUuid } from '../../schemas.ts';
-import { DeliverySchema, deliveryView, SCOPE_NOTE } from './schemas.ts';
+import { DeliverySchema, deliveryView, needsScope } from './schemas.ts';
 
 /** POST /webhooks/deliveries/{id}/retry: manual redelivery (one more attempt, same id and body). */
 export const retryWebhookDeliveryRoute: RouteModule = (app, ctx) => {
@@ -14,7 +14,7 @@ export const retryWebhookDeliveryRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Retry a webhook delivery',
-        description: `${SCOPE_NOTE} For a succeeded or failed delivery: one more attempt, made at once by a worker, with the same delivery id (X-Svc-Delivery) and the same body, signed with the endpoint's current secret; if it fails the delivery is failed again (no new schedule). 202 with the delivery, now pending. 409 WEBHOOK_DELIVERY_NOT_RETRYABLE while the delivery is still pending (see nextAttemptAt) or when its endpoint was deleted.`,
+        description: `${needsScope('emit')} For a succeeded or failed delivery: one more attempt, made at once by a worker, with the same delivery id (X-Svc-Delivery) and the same body, signed with the endpoint's current secret; if it fails the delivery is failed again (no new schedule). 202 with the delivery, now pending. 409 WEBHOOK_DELIVERY_NOT_RETRYABLE while the delivery is still pending (see nextAttemptAt) or when its endpoint was deleted.`,
         params: IdParams,
         response: { 202: DeliverySchema, ...errorResponses(404, 409) },
       },

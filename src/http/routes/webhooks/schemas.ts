@@ -17,8 +17,8 @@ const stringEnum = (values: readonly string[], description: string) =>
 
 export const EventName = stringEnum(EVENT_TYPES, 'An event of spec section 6');
 
-export const SCOPE_NOTE =
-  'Project key scopes: managing endpoints, sending a test delivery and retrying a delivery need `emit`; reading endpoints and deliveries needs `query`.';
+/** The opening of each route's description: the project key scope it needs (management `emit`, reading `query`). */
+export const needsScope = (scope: 'emit' | 'query') => `Needs the project key scope \`${scope}\`.`;
 
 export const SIGNING_NOTE =
   'Signing: with a secret, each delivery carries `X-Svc-Signature: sha256=<hex HMAC-SHA256 of the raw body>` (key: the secret as UTF-8 bytes) and the Standard Webhooks headers `webhook-id`, `webhook-timestamp`, `webhook-signature: v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>">` (key: the secret as UTF-8 bytes, or the base64-decoded bytes after the prefix of a `whsec_…` secret). After a secret change the previous secret signs too, for 24 hours: `webhook-signature` then carries two space-separated signatures (`X-Svc-Signature` always uses the current secret). `secret` null or "" removes signing.';

@@ -3,7 +3,7 @@ import { findDelivery, sendTestDelivery } from '../../../webhooks/deliveries.ts'
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams, Nullable } from '../../schemas.ts';
-import { DeliverySchema, deliveryView, loadProjectEndpoint, SCOPE_NOTE, SIGNING_NOTE } from './schemas.ts';
+import { DeliverySchema, deliveryView, loadProjectEndpoint, needsScope, SIGNING_NOTE } from './schemas.ts';
 
 /** POST /webhooks/endpoints/{id}/test: one signed `webhook.test` attempt, answered with its outcome. */
 export const testWebhookEndpointRoute: RouteModule = (app, ctx) => {
@@ -14,7 +14,7 @@ export const testWebhookEndpointRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Send a test delivery',
-        description: `${SCOPE_NOTE} Sends, once and right away (no retries, also to an inactive endpoint), the event \`webhook.test\` with the envelope of spec 6 and data \`{endpointId, message}\`, signed like any delivery, and answers 200 with the outcome (success is false for a non-2xx answer, a network error, a refused address or no answer within 10 s). The delivery is kept in the history. ${SIGNING_NOTE}`,
+        description: `${needsScope('emit')} Sends, once and right away (no retries, also to an inactive endpoint), the event \`webhook.test\` with the envelope of spec 6 and data \`{endpointId, message}\`, signed like any delivery, and answers 200 with the outcome (success is false for a non-2xx answer, a network error, a refused address or no answer within 10 s). The delivery is kept in the history. ${SIGNING_NOTE}`,
         params: IdParams,
         response: {
           200: Type.Object({

@@ -8,7 +8,7 @@ import {
   endpointView,
   loadProjectEndpoint,
   refuseEndpointInput,
-  SCOPE_NOTE,
+  needsScope,
   SIGNING_NOTE,
   UpdateEndpointBody,
 } from './schemas.ts';
@@ -23,7 +23,7 @@ export const updateWebhookEndpointRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Update a webhook endpoint',
-        description: `${SCOPE_NOTE} Any subset of url, events, active, secret, description. A new secret rotates it: the previous one keeps signing (webhook-signature) for 24 hours. Pending deliveries use the endpoint as it is at each attempt. ${SIGNING_NOTE}`,
+        description: `${needsScope('emit')} Any subset of url, events, active, secret, description. A new secret rotates it: the previous one keeps signing (webhook-signature) for 24 hours. Pending deliveries use the endpoint as it is at each attempt. ${SIGNING_NOTE}`,
         params: IdParams,
         body: UpdateEndpointBody,
         response: { 200: EndpointSchema, ...errorResponses(400, 404) },
