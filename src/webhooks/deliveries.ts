@@ -36,9 +36,9 @@ export const ATTEMPT_LEASE_MS = 60_000;
 export const TEST_EVENT = 'webhook.test';
 
 /**
- * When attempt `done + 1` is due, given the first attempt's time: on the spec's schedule, or, when that
- * moment has already passed (the service was down), the schedule's gap after now, so an outage does not
- * burn the remaining attempts at once.
+ * When attempt `done + 1` is due, counted from the delivery's creation (when its first attempt was due):
+ * on the spec's schedule, or, when that moment has already passed (the service was down), the schedule's
+ * gap after now, so an outage does not burn the remaining attempts at once.
  */
 export function nextAttemptAt(firstAttemptAt: Date, done: number, now: Date): Date {
   const n = Math.min(Math.max(done, 1), MAX_ATTEMPTS - 1);
