@@ -118,20 +118,30 @@ try {
     const before = await client.query("select count(*)::int as n from invoices where status in ('issued','error')");
     const t0 = performance.now();
     for (let i = 0; i < count; i += 100) {
-      await Promise.all(
+      const statuses = await Promise.all(
         Array.from({ length: Math.min(100, count - i) }, () =>
           fetch(`${origin}/emitir`, {
             method: 'POST',
             headers: { 'x-api-key': key, 'content-type': 'application/json' },
             body: JSON.stringify(invoice),
-          }).then((r) => r.arrayBuffer()),
+          }).then(async (r) => (r.status === 202 ? 202 : `${r.status} ${await r.text()}`)),
         ),
       );
+      const refused = statuses.find((s) => s !== 202);
+      if (refused) throw new Error(`POST /emitir refused: ${refused}`);
     }
     for (;;) {
       const r = await client.query(
         "select count(*) filter (where status = 'issued')::int as issued, count(*) filter (where status = 'error')::int as errors, count(*) filter (where status in ('issued','error'))::int as done from invoices",
       );
+      if (performance.now() - t0 > 600_000) {
+        const detail = await client.query('select status, error_code, count(*)::int from invoices group by 1, 2');
+        throw new Error(`round did not finish: ${JSON.stringify(detail.rows)}`);
+      }
+      if (process.env.BENCH_DEBUG) {
+        const detail = await client.query('select status, error_code, count(*)::int from invoices group by 1, 2');
+        console.error(JSON.stringify(detail.rows));
+      }
       if (r.rows[0].done - before.rows[0].n >= count) {
         return { seconds: (performance.now() - t0) / 1000, issued: r.rows[0].issued, errors: r.rows[0].errors };
       }
@@ -139,6 +149,7 @@ try {
     }
   }
 
+  console.error('service ready; warming up');
   await round(50); // warm-up (certificate parse, TLS sessions, JIT)
   const rsa = rawRsaPerSecond();
   const fast = await round(NOTES);

@@ -192,7 +192,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = process.argv
     signatureAlgorithm: readEnum(env, 'NFSE_SIGNATURE_ALGORITHM', ['rsa-sha1', 'rsa-sha256'] as const, 'rsa-sha1'),
     storage,
     role,
-    workerConcurrency: readInt(env, 'NFSE_WORKER_CONCURRENCY', 8, 1, 256),
+    workerConcurrency: readInt(env, 'NFSE_WORKER_CONCURRENCY', 32, 1, 1024),
     orgRateLimitPerMinute: readInt(env, 'NFSE_ORG_RATE_LIMIT', 120, 1, 1_000_000),
     webhooksAllowInsecure: readBool(env, 'NFSE_WEBHOOKS_ALLOW_INSECURE', false),
     httpTimeouts: {

@@ -21,7 +21,7 @@ export async function requestCancellation(
   ctx: AppContext,
   input: { projectId: string; invoiceId: string; motivo: string | null; now: Date },
 ): Promise<CancellationRequestResult> {
-  return ctx.db.transaction(async (tx) => {
+  const result = await ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(invoices)
       .set({
@@ -56,6 +56,8 @@ export async function requestCancellation(
     if (current.status === 'issued') return { ok: false as const, reason: 'in-progress' as const };
     return { ok: false as const, reason: 'not-issued' as const, status: current.status };
   });
+  if (result.ok) ctx.queue.wake('invoice.cancel');
+  return result;
 }
 
 /** The government registered the cancellation: state, event and the documents job in one transaction. */

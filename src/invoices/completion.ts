@@ -67,6 +67,8 @@ export async function finishIssued(ctx: AppContext, invoiceId: string, issued: I
     await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'emission' }, { tx });
     await completeBatchIfDone(ctx, tx, row);
   });
+  ctx.queue.wake('invoice.documents');
+  ctx.queue.wake('events.dispatch');
 }
 
 /** error: a permanent rejection (or retries exhausted); the government's codes are kept. */
@@ -101,4 +103,5 @@ export async function finishError(
     });
     await completeBatchIfDone(ctx, tx, row);
   });
+  ctx.queue.wake('events.dispatch');
 }

@@ -130,7 +130,10 @@ export class InvoiceIntake {
         ),
       )
       .then(
-        (results) => group.forEach((p, i) => p.resolve(results[i]!)),
+        (results) => {
+          this.ctx.queue.wake('invoice.issue');
+          group.forEach((p, i) => p.resolve(results[i]!));
+        },
         (err) => group.forEach((p) => p.reject(err)),
       )
       .finally(() => {
@@ -182,6 +185,10 @@ export class InvoiceIntake {
           tx.rollback();
         }
         return { kind: 'accepted' as const };
+      })
+      .then((result) => {
+        if (result.kind === 'accepted') this.ctx.queue.wake('invoice.issue');
+        return result;
       })
       .catch((err: unknown) => {
         if (err instanceof TransactionRollbackError) return { kind: 'refused' as const, reason: 'credits' as const };

@@ -103,47 +103,137 @@ export class JobQueue {
     );
   }
 
+  private readonly loops = new Map<JobName, WorkerLoop>();
+
+  /**
+   * Runs up to `concurrency` jobs of a queue at once in this process: one poller fetches as many jobs as
+   * there are free slots, each job is settled on its own (complete / fail → retry policy), and a freed
+   * slot is refilled at once (no batch waits for its slowest job). Jobs with a heartbeat policy are
+   * touched while they run, so a job whose process died is handed to another worker soon after.
+   */
   async work<N extends JobName>(name: N, concurrency: number, handler: JobHandler<N>): Promise<void> {
-    const retryLimit = JOB_POLICIES[name].retryLimit;
-    // Two pollers per process, each fetching a batch and running its jobs concurrently, settled one by one.
-    const batchSize = Math.max(1, Math.ceil(concurrency / 2));
-    await this.boss.work(
-      name,
-      {
-        batchSize,
-        localConcurrency: 2,
-        pollingIntervalSeconds: 0.5,
-        includeMetadata: true,
-        perJobResults: true,
-        burstWhenBatchFull: true,
-      } as never,
-      (async (jobs: { id: string; data: unknown; retryCount?: number }[]) =>
-        Promise.all(
-          jobs.map(async (job) => {
-            const retryCount = job.retryCount ?? 0;
-            try {
-              await handler(job.data as JobPayloads[N], {
-                id: job.id,
-                retryCount,
-                isLastAttempt: retryCount >= retryLimit,
-              });
-              return { id: job.id, status: 'completed' as const };
-            } catch (err) {
-              this.onError?.(err);
-              return {
-                id: job.id,
-                status: 'failed' as const,
-                output: { message: err instanceof Error ? err.message : String(err) },
-              };
-            }
-          }),
-        )) as never,
-    );
+    const policy = JOB_POLICIES[name];
+    const loop = new WorkerLoop(concurrency, async () => {
+      let jobs: { id: string; data: unknown; retryCount?: number }[] = [];
+      try {
+        jobs = (await this.boss.fetch(name, { batchSize: loop.free, includeMetadata: true } as never)) as never;
+      } catch (err) {
+        this.onError?.(err);
+        return 'error';
+      }
+      for (const job of jobs) {
+        loop.run(async () => {
+          const attempt = { id: job.id, retryCount: job.retryCount ?? 0 };
+          const heartbeat = policy.heartbeatSeconds
+            ? setInterval(
+                () => void this.boss.touch(name, attempt).catch((err: unknown) => this.onError?.(err)),
+                (policy.heartbeatSeconds * 1000) / 2,
+              )
+            : null;
+          try {
+            await handler(job.data as JobPayloads[N], {
+              id: job.id,
+              retryCount: attempt.retryCount,
+              isLastAttempt: attempt.retryCount >= policy.retryLimit,
+            });
+            await this.boss.complete(name, attempt).catch((err: unknown) => this.onError?.(err));
+          } catch (err) {
+            this.onError?.(err);
+            const message = err instanceof Error ? err.message : String(err);
+            await this.boss.fail(name, attempt, { message }).catch((e: unknown) => this.onError?.(e));
+          } finally {
+            if (heartbeat) clearInterval(heartbeat);
+          }
+        });
+      }
+      return jobs.length > 0 ? 'fetched' : 'empty';
+    });
+    this.loops.set(name, loop);
+    loop.start();
+  }
+
+  /** Wakes this process's workers of a queue now (after a transaction that enqueued work committed). */
+  wake(name: JobName): void {
+    this.loops.get(name)?.wake();
   }
 
   async stop(options: { graceful?: boolean; timeoutMs?: number } = {}): Promise<void> {
     if (!this.started) return;
     this.started = false;
-    await this.boss.stop({ graceful: options.graceful ?? true, timeout: options.timeoutMs ?? 10_000, close: true });
+    const timeoutMs = options.timeoutMs ?? 10_000;
+    await Promise.all([...this.loops.values()].map((l) => l.stop(options.graceful === false ? 0 : timeoutMs)));
+    this.loops.clear();
+    await this.boss.stop({ graceful: options.graceful ?? true, timeout: timeoutMs, close: true });
+  }
+}
+
+/** A fetch loop with a fixed number of slots. */
+class WorkerLoop {
+  private running = 0;
+  private stopped = false;
+  private wakeUp: (() => void) | null = null;
+  private readonly idle = new Set<Promise<void>>();
+  private static readonly POLL_MS = 500;
+
+  constructor(
+    private readonly slots: number,
+    private readonly fetchAndRun: () => Promise<'fetched' | 'empty' | 'error'>,
+  ) {}
+
+  get free(): number {
+    return this.slots - this.running;
+  }
+
+  start() {
+    void this.loop();
+  }
+
+  wake() {
+    this.wakeUp?.();
+  }
+
+  run(task: () => Promise<void>) {
+    this.running++;
+    const p = task().finally(() => {
+      this.running--;
+      this.idle.delete(p);
+      this.wake();
+    });
+    this.idle.add(p);
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done() {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.wakeUp = () => {
+        this.wakeUp = null;
+        done();
+      };
+    });
+  }
+
+  private async loop() {
+    while (!this.stopped) {
+      if (this.free <= 0) {
+        await this.sleep(WorkerLoop.POLL_MS);
+        continue;
+      }
+      const result = await this.fetchAndRun();
+      if (this.stopped) break;
+      if (result === 'empty') await this.sleep(WorkerLoop.POLL_MS);
+      else if (result === 'error') await this.sleep(2000);
+    }
+  }
+
+  async stop(timeoutMs: number) {
+    this.stopped = true;
+    this.wake();
+    if (this.idle.size > 0 && timeoutMs > 0) {
+      await Promise.race([Promise.allSettled([...this.idle]), new Promise((r) => setTimeout(r, timeoutMs))]);
+    }
   }
 }

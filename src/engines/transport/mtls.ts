@@ -42,7 +42,7 @@ export class MtlsClientPool {
         headersTimeout: this.timeouts.responseMs,
         bodyTimeout: this.timeouts.responseMs,
         keepAliveTimeout: 10_000,
-        connections: 16,
+        connections: 256,
       });
       this.agents.set(key, agent);
     }
