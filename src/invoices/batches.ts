@@ -40,25 +40,34 @@ export const BatchStatusSchema = Type.Object(
 
 /** The status of a batch of this project (spec 2.9), or null when it is unknown or another project's. */
 export async function findBatchStatus(ctx: AppContext, projectId: string, orgId: string, batchId: string) {
-  const [batch] = await ctx.db
-    .select()
-    .from(batches)
-    .where(and(eq(batches.id, batchId), eq(batches.projectId, projectId)))
-    .limit(1);
-  if (!batch) return null;
-  const rows = await ctx.db
-    .select({
-      id: invoices.id,
-      batchIndex: invoices.batchIndex,
-      status: invoices.status,
-      referencia: invoices.referencia,
-      chNfse: invoices.chNfse,
-      pdfKey: invoices.pdfKey,
-      errorCode: invoices.errorCode,
-    })
-    .from(invoices)
-    .where(eq(invoices.batchId, batch.id))
-    .orderBy(asc(invoices.batchIndex));
+  // one snapshot: the items and the batch's completion are read as of the same commit
+  const snapshot = await ctx.db.transaction(
+    async (tx) => {
+      const [batch] = await tx
+        .select()
+        .from(batches)
+        .where(and(eq(batches.id, batchId), eq(batches.projectId, projectId)))
+        .limit(1);
+      if (!batch) return null;
+      const rows = await tx
+        .select({
+          id: invoices.id,
+          batchIndex: invoices.batchIndex,
+          status: invoices.status,
+          referencia: invoices.referencia,
+          chNfse: invoices.chNfse,
+          pdfKey: invoices.pdfKey,
+          errorCode: invoices.errorCode,
+        })
+        .from(invoices)
+        .where(eq(invoices.batchId, batch.id))
+        .orderBy(asc(invoices.batchIndex));
+      return { batch, rows };
+    },
+    { isolationLevel: 'repeatable read', accessMode: 'read only' },
+  );
+  if (!snapshot) return null;
+  const { batch, rows } = snapshot;
   const base = await storageBaseUrlOf(ctx.db, orgId);
   let issued = 0;
   let errors = 0;
