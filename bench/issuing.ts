@@ -37,7 +37,14 @@ const invoice = {
   tomador: {
     cnpj: '11444777000161',
     nome: 'Cliente Tomador SA',
-    endereco: { logradouro: 'Av. Paulista', numero: '1000', bairro: 'Bela Vista', cidade: 'São Paulo', uf: 'SP', cep: '01310100' },
+    endereco: {
+      logradouro: 'Av. Paulista',
+      numero: '1000',
+      bairro: 'Bela Vista',
+      cidade: 'São Paulo',
+      uf: 'SP',
+      cep: '01310100',
+    },
   },
   servico: { descricao: 'Desenvolvimento de software', codigo: '010101' },
   valores: { total: 1500.5, aliquotaIss: 2 },
@@ -47,7 +54,11 @@ const db = await createDatabase();
 const dataDir = `/tmp/nfse-bench-issuing-${process.pid}`;
 const sandboxDir = join(dataDir, 'sandbox-alone');
 const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;
-const sandbox = startChild('src/sandbox/main.ts', [], { SANDBOX_PORT: String(SANDBOX_PORT), SANDBOX_DIR: sandboxDir, LOG_LEVEL: 'error' });
+const sandbox = startChild('src/sandbox/main.ts', [], {
+  SANDBOX_PORT: String(SANDBOX_PORT),
+  SANDBOX_DIR: sandboxDir,
+  LOG_LEVEL: 'error',
+});
 let service: ReturnType<typeof startChild> | null = null;
 const client = new pg.Client({ connectionString: db.url });
 try {
@@ -79,7 +90,10 @@ try {
   const call = async (method: string, path: string, key: string, body?: unknown) => {
     const res = await fetch(`${origin}${path}`, {
       method,
-      headers: { 'x-api-key': key, ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}) },
+      headers: {
+        'x-api-key': key,
+        ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
+      },
       body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined,
     });
     return res.json();
@@ -103,7 +117,9 @@ try {
   form.set('password', 'x');
   form.set('file', new Blob([new Uint8Array(a1.pfx)]), 'a1.pfx');
   await call('POST', `/org/projects/${project.id}/certificate`, org.token, form);
-  const key = (await call('POST', `/org/projects/${project.id}/api-keys`, org.token, { name: 'b', rateLimitPerMinute: 1_000_000 })).key;
+  const key = (
+    await call('POST', `/org/projects/${project.id}/api-keys`, org.token, { name: 'b', rateLimitPerMinute: 1_000_000 })
+  ).key;
 
   const setLatency = (latencyMs: number) =>
     fetch(`${sandboxUrl}/__sandbox/faults`, {
@@ -162,13 +178,26 @@ try {
   await setLatency(0);
   const fastRate = NOTES / fast.seconds;
   const slowRate = NOTES / slow.seconds;
-  printTable(`End-to-end issuing on PostgreSQL (API+worker process, sandbox process, load generator on one 2-core box; worker concurrency ${CONCURRENCY})`, [
-    ['figure', 'value', 'anchor', 'ratio'],
-    ['raw RSA-2048 sign/s (KeyObject, 1 core)', fmt(rsa), '', ''],
-    [`issued notes/s (${NOTES} notes)`, fmt(fastRate, 1), `${fmt(rsa)} RSA/s`, `${fmt((100 * fastRate) / rsa, 1)} %`],
-    [`issued notes/s, sandbox answering after 2 s`, fmt(slowRate, 1), `${fmt(fastRate, 1)} notes/s`, `${fmt((100 * slowRate) / fastRate, 1)} %`],
-    ['peak RSS, 2,000 notes in flight (5 s latency)', `${fmt(peak)} MB`, `${fmt(beforePeak)} MB before`, `${fmt((2000 / inflight.seconds), 1)} notes/s`],
-  ]);
+  printTable(
+    `End-to-end issuing on PostgreSQL (API+worker process, sandbox process, load generator on one 2-core box; worker concurrency ${CONCURRENCY})`,
+    [
+      ['figure', 'value', 'anchor', 'ratio'],
+      ['raw RSA-2048 sign/s (KeyObject, 1 core)', fmt(rsa), '', ''],
+      [`issued notes/s (${NOTES} notes)`, fmt(fastRate, 1), `${fmt(rsa)} RSA/s`, `${fmt((100 * fastRate) / rsa, 1)} %`],
+      [
+        `issued notes/s, sandbox answering after 2 s`,
+        fmt(slowRate, 1),
+        `${fmt(fastRate, 1)} notes/s`,
+        `${fmt((100 * slowRate) / fastRate, 1)} %`,
+      ],
+      [
+        'peak RSS, 2,000 notes in flight (5 s latency)',
+        `${fmt(peak)} MB`,
+        `${fmt(beforePeak)} MB before`,
+        `${fmt(2000 / inflight.seconds, 1)} notes/s`,
+      ],
+    ],
+  );
   console.log(`\n(errors: ${fast.errors + slow.errors + inflight.errors})`);
 } finally {
   await client.end().catch(() => undefined);

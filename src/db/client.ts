@@ -1,13 +1,11 @@
 import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
 import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg-core';
-import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
-import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
 import pg from 'pg';
 import type { Db as QueueDb } from 'pg-boss';
 import { fromPglite } from 'pg-boss';
@@ -92,9 +90,12 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
   const dir = resolve(options.dataDir, 'db');
   mkdirSync(dir, { recursive: true });
   const release = takeDataDirLock(options.dataDir);
+  // the embedded engine (~70 MB of WASM) is loaded only in embedded mode
+  const { PGlite: PGliteEngine } = await import('@electric-sql/pglite');
+  const { drizzle: drizzlePglite } = await import('drizzle-orm/pglite');
   let client: PGlite;
   try {
-    client = await PGlite.create(dir);
+    client = await PGliteEngine.create(dir);
   } catch (err) {
     release();
     throw err;
@@ -126,6 +127,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
 /** Applies the migrations (one set for PGlite and PostgreSQL); concurrent starts on PostgreSQL are serialized. */
 export async function runMigrations(database: Database, databaseUrl: string | null): Promise<void> {
   if (database.kind === 'pglite') {
+    const { migrate: migratePglite } = await import('drizzle-orm/pglite/migrator');
     // biome-ignore lint/suspicious/noExplicitAny: the drizzle PGlite migrator wants its own database type
     await migratePglite(database.db as any, { migrationsFolder });
     return;

@@ -47,7 +47,7 @@ function readKey(request: FastifyRequest): string {
   return key.trim();
 }
 
-async function limit(ctx: AppContext, reply: FastifyReply, bucket: string, perMinute: number) {
+async function limit(ctx: AppContext, _reply: FastifyReply, bucket: string, perMinute: number) {
   const retryAfter = await ctx.rateLimiter.take(bucket, perMinute);
   if (retryAfter !== null) {
     throw new ApiError(
@@ -81,7 +81,7 @@ async function findProjectKey(ctx: AppContext, key: string) {
     .innerJoin(projects, eq(projects.id, apiKeys.projectId))
     .where(and(eq(apiKeys.keyHash, hash), eq(apiKeys.active, true)))
     .limit(1);
-  if (!row || !row.project.active || !constantTimeEqual(row.keyHash, hash)) return null;
+  if (!row?.project.active || !constantTimeEqual(row.keyHash, hash)) return null;
   return row;
 }
 
@@ -169,12 +169,12 @@ export function requireAdmin(ctx: AppContext) {
 
 export function orgPrincipal(request: FastifyRequest) {
   const p = request.principal;
-  if (!p || p.kind !== 'org') throw new ApiError('UNAUTHENTICATED');
+  if (p?.kind !== 'org') throw new ApiError('UNAUTHENTICATED');
   return p;
 }
 
 export function projectPrincipal(request: FastifyRequest) {
   const p = request.principal;
-  if (!p || p.kind !== 'project') throw new ApiError('UNAUTHENTICATED');
+  if (p?.kind !== 'project') throw new ApiError('UNAUTHENTICATED');
   return p;
 }

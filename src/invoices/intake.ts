@@ -132,9 +132,11 @@ export class InvoiceIntake {
       .then(
         (results) => {
           this.ctx.queue.wake('invoice.issue');
-          group.forEach((p, i) => p.resolve(results[i]!));
+          for (const [i, p] of group.entries()) p.resolve(results[i]!);
         },
-        (err) => group.forEach((p) => p.reject(err)),
+        (err) => {
+          for (const p of group) p.reject(err);
+        },
       )
       .finally(() => {
         this.flushing--;
