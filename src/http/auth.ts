@@ -1,6 +1,7 @@
-import { and, eq } from 'drizzle-orm';
+import { and, eq, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AppContext } from '../context.ts';
+import type { Db } from '../db/client.ts';
 import { apiKeys, orgTokens, projects } from '../db/schema.ts';
 import { ApiError } from './errors.ts';
 import { constantTimeEqual, hashKey, keyKindOf } from './keys.ts';
@@ -64,34 +65,58 @@ async function limit(ctx: AppContext, _reply: FastifyReply, bucket: string, perM
 
 type ProjectRow = typeof projects.$inferSelect;
 
+/**
+ * The two lookups every authenticated request makes, built once per database as prepared statements
+ * (query building is most of their cost).
+ */
+function prepareLookups(db: Db) {
+  return {
+    projectKey: db
+      .select({
+        id: apiKeys.id,
+        keyHash: apiKeys.keyHash,
+        projectId: apiKeys.projectId,
+        orgId: apiKeys.orgId,
+        scopes: apiKeys.scopes,
+        rate: apiKeys.rateLimitPerMinute,
+        project: projects,
+      })
+      .from(apiKeys)
+      .innerJoin(projects, eq(projects.id, apiKeys.projectId))
+      .where(and(eq(apiKeys.keyHash, sql.placeholder('hash')), eq(apiKeys.active, true)))
+      .limit(1)
+      .prepare('auth_project_key'),
+    orgToken: db
+      .select()
+      .from(orgTokens)
+      .where(and(eq(orgTokens.tokenHash, sql.placeholder('hash')), eq(orgTokens.active, true)))
+      .limit(1)
+      .prepare('auth_org_token'),
+  };
+}
+
+const lookups = new WeakMap<Db, ReturnType<typeof prepareLookups>>();
+
+function lookupsFor(db: Db) {
+  let prepared = lookups.get(db);
+  if (!prepared) {
+    prepared = prepareLookups(db);
+    lookups.set(db, prepared);
+  }
+  return prepared;
+}
+
 /** The key and its project in one query (project routes usually need the project right after). */
 async function findProjectKey(ctx: AppContext, key: string) {
   const hash = hashKey(key);
-  const [row] = await ctx.db
-    .select({
-      id: apiKeys.id,
-      keyHash: apiKeys.keyHash,
-      projectId: apiKeys.projectId,
-      orgId: apiKeys.orgId,
-      scopes: apiKeys.scopes,
-      rate: apiKeys.rateLimitPerMinute,
-      project: projects,
-    })
-    .from(apiKeys)
-    .innerJoin(projects, eq(projects.id, apiKeys.projectId))
-    .where(and(eq(apiKeys.keyHash, hash), eq(apiKeys.active, true)))
-    .limit(1);
+  const [row] = await lookupsFor(ctx.db).projectKey.execute({ hash });
   if (!row?.project.active || !constantTimeEqual(row.keyHash, hash)) return null;
   return row;
 }
 
 async function findOrgToken(ctx: AppContext, key: string) {
   const hash = hashKey(key);
-  const [row] = await ctx.db
-    .select()
-    .from(orgTokens)
-    .where(and(eq(orgTokens.tokenHash, hash), eq(orgTokens.active, true)))
-    .limit(1);
+  const [row] = await lookupsFor(ctx.db).orgToken.execute({ hash });
   if (!row || !constantTimeEqual(row.tokenHash, hash)) return null;
   return row;
 }
