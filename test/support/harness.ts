@@ -74,7 +74,7 @@ export async function createTestDatabase(): Promise<{ url: string; drop: () => P
  * An embedded database with the migrations and the queue schema already applied, built once per
  * migration set and copied into each test service's data directory (initdb + migrations cost ~6 s).
  */
-async function pgliteTemplate(): Promise<string> {
+export async function pgliteTemplate(): Promise<string> {
   const migrations = new URL('../../src/db/migrations/', import.meta.url).pathname;
   const hash = createHash('sha256');
   for (const f of readdirSync(migrations).sort()) if (f.endsWith('.sql')) hash.update(readFileSync(migrations + f));
