@@ -112,7 +112,7 @@ export const projects = pgTable(
     deletedAt: ts('deleted_at'),
   },
   (t) => [
-    index('projects_org_idx').on(t.orgId, t.createdAt),
+    index('projects_org_idx').on(t.orgId, t.createdAt, t.id),
     uniqueIndex('projects_org_cnpj_active_uq').on(t.orgId, t.cnpj).where(sql`${t.active}`),
   ],
 );
