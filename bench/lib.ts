@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import pg from 'pg';
 import { Pool } from 'undici';
+import { createFreshDatabase } from '../test/support/databases.ts';
 
 /** Shared helpers of the benchmarks: child services, a closed-loop HTTP load generator, figures. */
 
@@ -10,23 +9,8 @@ export const ROOT = new URL('../', import.meta.url).pathname;
 export const ADMIN_URL =
   process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-export async function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `nfse_bench_${Date.now()}_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: ADMIN_URL });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(ADMIN_URL);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: ADMIN_URL });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
-      await c.end();
-    },
-  };
+export function createDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
+  return createFreshDatabase(ADMIN_URL, 'nfse_bench');
 }
 
 export interface Child {

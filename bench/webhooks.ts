@@ -19,35 +19,16 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { and, count, eq, gte, sql } from 'drizzle-orm';
-import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { webhookDeliveries } from '../src/db/schema.ts';
 import { recordEvent } from '../src/events/outbox.ts';
 import { startService } from '../src/service.ts';
+import { createFreshDatabase } from '../test/support/databases.ts';
 
 const EVENTS = Number(process.argv[2] ?? 1000);
 const ENDPOINTS = Number(process.argv[3] ?? 2);
 const CONCURRENCY = Number(process.argv[4] ?? 16);
-
-async function freshPostgres(adminUrl: string) {
-  const name = `nfse_bench_webhooks_${Date.now()}_${randomBytes(3).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
-      await c.end();
-    },
-  };
-}
 
 async function main() {
   let failing = false;
@@ -64,7 +45,7 @@ async function main() {
 
   const dataDir = mkdtempSync(join(tmpdir(), 'nfse-bench-webhooks-'));
   const adminUrl = process.env.BENCH_DATABASE_URL;
-  const database = adminUrl ? await freshPostgres(adminUrl) : null;
+  const database = adminUrl ? await createFreshDatabase(adminUrl, 'nfse_bench') : null;
   const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;
   const config = loadConfig(
     {

@@ -41,7 +41,7 @@ describe('the service process (npm start) on embedded defaults', () => {
     dirs.push(dataDir);
     cpSync(await pgliteTemplate(), join(dataDir, 'db'), { recursive: true });
     const port = await freePort();
-    const env = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
+    const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
     delete env.DATABASE_URL;
     delete env.NFSE_ADMIN_KEY;
     delete env.NFSE_MASTER_KEY;

@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
+import { createFreshDatabase } from './databases.ts';
 import { openDatabase, runMigrations } from '../../src/db/client.ts';
 import { JobQueue } from '../../src/jobs/queue.ts';
 import { type RunningService, startService } from '../../src/service.ts';
@@ -51,23 +51,7 @@ export interface TestResponse {
 
 export async function createTestDatabase(): Promise<{ url: string; drop: () => Promise<void> } | null> {
   const adminUrl = process.env.DATABASE_URL;
-  if (!adminUrl) return null;
-  const name = `nfse_test_${Date.now()}_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: adminUrl });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
-      await c.end();
-    },
-  };
+  return adminUrl ? createFreshDatabase(adminUrl) : null;
 }
 
 /**
