@@ -69,7 +69,7 @@ describe('the service process (npm start) on embedded defaults', () => {
     dirs.push(dataDir);
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
       cwd: root,
-      env: { ...process.env, PORT: 'eighty', DATA_DIR: dataDir },
+      env: { ...process.env, DATABASE_URL: '', PORT: 'eighty', DATA_DIR: dataDir },
       stdio: ['ignore', 'ignore', 'pipe'],
     });
     let stderr = '';
