@@ -1,4 +1,4 @@
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
@@ -141,8 +141,4 @@ export async function runMigrations(database: Database, databaseUrl: string | nu
     await client.query('select pg_advisory_unlock(727001)').catch(() => undefined);
     await client.end();
   }
-}
-
-export function migrationsExist(): boolean {
-  return existsSync(migrationsFolder);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Type } from 'typebox';
-import { loadProjectRow, toFiscalProfile } from '../../../db/repositories/project-profile.ts';
+import { toFiscalProfile } from '../../../db/repositories/project-profile.ts';
 import { checkInvoiceRequest, InvoiceRequestSchema, type InvoiceRequest } from '../../../domain/invoice-request.ts';
 import { type InvoiceDraft, InvoiceIntake, newInvoiceId } from '../../../invoices/intake.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
@@ -51,9 +51,7 @@ export const issueBatchRoute: RouteModule = (app, ctx) => {
     },
     async (request, reply) => {
       const principal = projectPrincipal(request);
-      const projectRow = await loadProjectRow(ctx.db, principal.projectId, { activeOnly: true });
-      if (!projectRow) throw new ApiError('UNAUTHENTICATED', 'The project of this key is no longer active');
-      const project = toFiscalProfile(projectRow);
+      const project = toFiscalProfile(principal.project);
       const items = request.body.items as InvoiceRequest[];
 
       const engineId = ctx.engines.engineIdFor(project);
