@@ -1,6 +1,7 @@
 import type { AppContext } from '../context.ts';
 import { runDocumentsJob } from '../documents/invoice-documents.ts';
 import { runCancelJob } from '../invoices/cancel-job.ts';
+import { pruneIdempotencyKeys } from '../invoices/intake.ts';
 import { runIssueJob } from '../invoices/issue-job.ts';
 import { registerWebhookWorkers } from '../webhooks/workers.ts';
 
@@ -13,5 +14,29 @@ export async function registerWorkers(ctx: AppContext): Promise<() => Promise<vo
   // keeps the CPU; documents follow a little later
   const documents = Math.max(1, Math.min(4, Math.ceil(n / 16)));
   await ctx.queue.work('invoice.documents', documents, (data, job) => runDocumentsJob(ctx, data, job));
-  return registerWebhookWorkers(ctx);
+  const stopWebhooks = await registerWebhookWorkers(ctx);
+  const stopHousekeeping = startHousekeeping(ctx);
+  return async () => {
+    stopHousekeeping();
+    await stopWebhooks();
+  };
+}
+
+const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
+
+/**
+ * Drops what has outlived its purpose: idempotency keys past their retention and rate-limit windows
+ * long closed. Idempotent deletes, so several worker processes may run it.
+ */
+export async function runHousekeeping(ctx: AppContext): Promise<void> {
+  await pruneIdempotencyKeys(ctx);
+  await ctx.rateLimiter.prune();
+}
+
+function startHousekeeping(ctx: AppContext): () => void {
+  const timer = setInterval(() => {
+    runHousekeeping(ctx).catch((err) => ctx.logger.warn({ err }, 'housekeeping failed'));
+  }, HOUSEKEEPING_EVERY_MS);
+  timer.unref();
+  return () => clearInterval(timer);
 }

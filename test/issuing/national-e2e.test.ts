@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { organizations } from '../../src/db/schema.ts';
+import { idempotencyKeys, organizations, rateLimitCounters } from '../../src/db/schema.ts';
+import { runHousekeeping } from '../../src/jobs/workers.ts';
 import { validateXml } from '../../src/xml/xsd.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { invoiceBody, type OnboardedProject, onboardProject, waitForInvoice } from '../support/onboarding.ts';
@@ -190,5 +191,25 @@ describe('issuing through the national environment (sandbox), as a user', () => 
     const refused = await t.request('POST', '/emitir', { key: queryOnly.body.key, body: invoiceBody() });
     expect(refused.status).toBe(403);
     expect(refused.body.code).toBe('INSUFFICIENT_SCOPE');
+  });
+
+  it('housekeeping drops expired idempotency keys and closed rate-limit windows, keeping live ones', async () => {
+    const db = t.service.ctx.db;
+    const old = new Date(Date.now() - 72 * 3600_000);
+    await db.insert(idempotencyKeys).values([
+      { projectId: p.projectId, key: 'old-key', requestHash: 'x', statusCode: 202, response: {}, createdAt: old },
+      { projectId: p.projectId, key: 'fresh-key', requestHash: 'x', statusCode: 202, response: {} },
+    ]);
+    await db.insert(rateLimitCounters).values([
+      { bucket: 'test:old', windowStart: old, count: 1 },
+      { bucket: 'test:now', windowStart: new Date(), count: 1 },
+    ]);
+    await runHousekeeping(t.service.ctx);
+    const keys = (await db.select({ key: idempotencyKeys.key }).from(idempotencyKeys)).map((r) => r.key);
+    expect(keys).toContain('fresh-key');
+    expect(keys).not.toContain('old-key');
+    const buckets = (await db.select({ b: rateLimitCounters.bucket }).from(rateLimitCounters)).map((r) => r.b);
+    expect(buckets).toContain('test:now');
+    expect(buckets).not.toContain('test:old');
   });
 });
