@@ -5,24 +5,11 @@ import { join } from 'node:path';
 import { and, asc, eq } from 'drizzle-orm';
 import { events } from '../../src/db/schema.ts';
 import type { TestService } from '../support/harness.ts';
-import { invoiceBody } from '../support/onboarding.ts';
+import { invoiceBody, TAKER } from '../support/onboarding.ts';
 
 /** Shared helpers of the documents, cancellation and batch suites (everything over HTTP but the outbox reads). */
 
-/** A taker with everything the national layout may ask of it (a CNPJ taker needs its address, E0235). */
-export const TAKER = {
-  cnpj: '11444777000161',
-  nome: 'Cliente Tomador SA',
-  email: 'contas@cliente.com.br',
-  endereco: {
-    logradouro: 'Avenida Paulista',
-    numero: '1000',
-    bairro: 'Bela Vista',
-    cidade: 'São Paulo',
-    uf: 'SP',
-    cep: '01310100',
-  },
-};
+export { TAKER };
 
 /** A valid POST /emitir body with {@link TAKER}. */
 export function noteBody(overrides: Record<string, unknown> = {}) {

@@ -78,22 +78,25 @@ export async function onboardProject(
   return { orgId: org.id, orgToken: org.token, projectId, apiKey: key.body.key, certificatePem: a1.certPem, cnpj };
 }
 
+/** A taker with everything the national layout may ask of it (a CNPJ taker needs its address, E0235). */
+export const TAKER = {
+  cnpj: '11444777000161',
+  nome: 'Cliente Tomador SA',
+  email: 'contas@cliente.com.br',
+  endereco: {
+    logradouro: 'Avenida Paulista',
+    numero: '1000',
+    bairro: 'Bela Vista',
+    cidade: 'São Paulo',
+    uf: 'SP',
+    cep: '01310100',
+  },
+};
+
 /** A minimal valid POST /emitir body. */
 export function invoiceBody(overrides: Record<string, unknown> = {}) {
   return {
-    tomador: {
-      cnpj: '11444777000161',
-      nome: 'Cliente Tomador SA',
-      email: 'contas@cliente.com.br',
-      endereco: {
-        logradouro: 'Avenida Paulista',
-        numero: '1000',
-        bairro: 'Bela Vista',
-        cidade: 'São Paulo',
-        uf: 'SP',
-        cep: '01310100',
-      },
-    },
+    tomador: TAKER,
     servico: { descricao: 'Desenvolvimento de software sob encomenda', codigo: '010101' },
     valores: { total: 1500.5, aliquotaIss: 2 },
     ...overrides,
