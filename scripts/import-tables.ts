@@ -123,6 +123,20 @@ for (const r of incidence.rows) {
   const group = r.grupos_obrigatorios === '-' ? '' : r.grupos_obrigatorios;
   incidenceMap[r.cTribNac] = [place, group];
 }
+/**
+ * Codes of the national list (Anexo B v1.01) that the incidence sheet of Anexo I v1.00 does not have, with the place
+ * the law gives them (checked code by code against the annex and LC 116/2003, see ARCHITECTURE.md "ISS incidence"):
+ * - 200102 (port services in marine waters) is the sibling of 200101: item 20 is due where the port is (art. 3 XXI),
+ *   and art. 3 §3 keeps 20.01 at the place of service even in marine waters;
+ * - 141403 / 141404 (crane services in building work) follow their siblings 141401 / 141402 and the general rule
+ *   (art. 3 caput: the provider's establishment).
+ */
+const INCIDENCE_SUPPLEMENT: Record<string, [string, string]> = {
+  '141403': ['EP', ''],
+  '141404': ['EP', ''],
+  '200102': ['LP', ''],
+};
+for (const [code, value] of Object.entries(INCIDENCE_SUPPLEMENT)) incidenceMap[code] ??= value;
 write('iss-incidence.json', { source: [incidence.source], generatedAt, incidence: incidenceMap });
 
 // --- cIndOp (Anexo C) ------------------------------------------------------------------------------------------

@@ -87,7 +87,8 @@ export function findServiceCode(code: string): ServiceCode | undefined {
     description,
     subitemDescription: serviceList.subitems[subitem] ?? null,
     itemDescription: serviceList.items[code.slice(0, 2)] ?? null,
-    // Codes missing from the incidence sheet (141403, 141404, 200102) follow the general rule (LC 116 art. 3).
+    // Every code of the list has a row (the three codes the Anexo I v1.00 sheet lacks are supplemented by
+    // scripts/import-tables.ts); a code without one would follow the general rule (LC 116 art. 3 caput).
     incidence:
       place === 'EP' || place === 'LP' || place === 'ET' ? place : code === NO_ISS_ICMS_INCIDENCE ? null : 'EP',
     requiredGroup: group === 'obra' || group === 'atvEvento' ? group : null,

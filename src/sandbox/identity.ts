@@ -54,6 +54,11 @@ function read(dir: string, name: string): string | null {
   return existsSync(path) ? readFileSync(path, 'utf8') : null;
 }
 
+/** Whether `provisionSandboxIdentity` will have to make the CA, TLS and signing keys (a first start). */
+export function sandboxIdentityMissing(dir: string): boolean {
+  return !existsSync(join(dir, FILES.caKey));
+}
+
 export function provisionSandboxIdentity(dir: string): SandboxIdentity {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
 

@@ -31,6 +31,9 @@ const sandbox = await startSefinSandbox({
 console.log(`Sefin Nacional sandbox listening on ${sandbox.url}`);
 console.log(`  produção:          ${sandbox.url}/producao/SefinNacional`);
 console.log(`  produção restrita: ${sandbox.url}/producaorestrita/SefinNacional`);
+console.log(
+  `  ADN Parâmetros Municipais: ${sandbox.url}/{producao,producaorestrita}/parametrizacao (seed: GET ${sandbox.url}/__sandbox/adn)`,
+);
 console.log(`  CA certificate:    ${identity.caFile}`);
 console.log(`  faults:            PUT ${sandbox.url}/__sandbox/faults   issued: GET ${sandbox.url}/__sandbox/issued`);
 

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import forge from 'node-forge';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { checkInvoiceRequest, type InvoiceRequest, type NormalizedInvoice } from '../../src/domain/invoice-request.ts';
+import { fiscalProfile } from '../support/fiscal-profile.ts';
 import type { ProjectFiscalProfile } from '../../src/domain/project-profile.ts';
 import { buildDps, checkDpsRequirements } from '../../src/engines/national/dps-builder.ts';
 import { type SignatureAlgorithm, type SigningKey, signXml } from '../../src/xml/sign.ts';
@@ -19,34 +20,17 @@ const SAO_PAULO = '3550308'; // uses the national emitter
 const CAMPINAS = '3509502'; // does not
 
 function project(overrides: Partial<ProjectFiscalProfile> = {}): ProjectFiscalProfile {
-  return {
+  return fiscalProfile({
     id: 'prj_corpus',
-    cnpj: '11222333000181',
     razaoSocial: 'ACME SERVICOS LTDA',
     inscricaoMunicipal: '12345678',
     codigoMunicipio: SAO_PAULO,
-    regimeTributario: '1',
-    regimeIss: null,
     email: 'fiscal@acme.com.br',
     telefone: '(11) 3333-4444',
-    endereco: null,
     codigoTributacao: '170801',
-    tributacaoIss: 1,
     serieNfse: '1608',
-    aliquotaSimples: null,
-    cnae: null,
-    ambiente: 2,
-    cstPisCofins: null,
-    aliquotaPis: null,
-    aliquotaCofins: null,
-    tipoRetencaoPisCofins: null,
-    defaultCstIbscbs: null,
-    defaultClassificacaoTributaria: null,
-    defaultIndicadorOperacao: null,
-    defaultNbs: null,
-    codigoServicoSp: null,
     ...overrides,
-  };
+  });
 }
 
 const NATIONAL_ADDRESS = {
@@ -772,7 +756,7 @@ describe('buildDps and checkDpsRequirements', () => {
           b.valores.exportacao = { ...EXPORT };
         }),
         project(),
-        'tomador.endereco.estadoProvincia',
+        'tomador.endereco.logradouro',
       ],
       [
         'immunity without its type (E0592)',

@@ -62,6 +62,10 @@ interface DpsOptions {
   dhEmi?: string;
   dCompet?: string;
   id?: string;
+  /** issuing municipality (default Rio de Janeiro, adherent to the national environment) */
+  cLocEmi?: string;
+  /** prest/regTrib/opSimpNac (default 3, ME/EPP) */
+  opSimpNac?: '1' | '2' | '3';
 }
 
 let dpsCounter = 0;
@@ -76,14 +80,27 @@ function buildDps(options: DpsOptions = {}): { xml: string; id: string; nDPS: nu
   const serie = options.serie ?? '1';
   const nDPS = options.nDPS ?? 1000 + ++dpsCounter;
   const dhEmi = options.dhEmi ?? brasilia();
-  const id = options.id ?? `DPS${RIO}2${cnpj}${serie.padStart(5, '0')}${String(nDPS).padStart(15, '0')}`;
-  const xml = SAMPLE_DPS.replace('{ID}', id)
+  const cLocEmi = options.cLocEmi ?? RIO;
+  const id = options.id ?? `DPS${cLocEmi}2${cnpj}${serie.padStart(5, '0')}${String(nDPS).padStart(15, '0')}`;
+  let xml = SAMPLE_DPS.replace('{ID}', id)
     .replace('{TPAMB}', String(options.tpAmb ?? 2))
     .replace('{DHEMI}', dhEmi)
     .replace('{SERIE}', serie)
     .replace('{NDPS}', String(nDPS))
     .replace('{DCOMPET}', options.dCompet ?? dhEmi.slice(0, 10))
-    .replace('{CNPJ}', cnpj);
+    .replace('{CNPJ}', cnpj)
+    .replace('<cLocEmi>3304557</cLocEmi>', `<cLocEmi>${cLocEmi}</cLocEmi>`);
+  if (options.opSimpNac === '2') {
+    // a MEI declares neither the Simples regime of ME/EPP nor federal taxes
+    xml = xml
+      .replace('<opSimpNac>3</opSimpNac><regApTribSN>3</regApTribSN>', '<opSimpNac>2</opSimpNac>')
+      .replace(/<tribFed>.*<\/tribFed>/, '');
+  } else if (options.opSimpNac) {
+    xml = xml.replace(
+      '<opSimpNac>3</opSimpNac><regApTribSN>3</regApTribSN>',
+      `<opSimpNac>${options.opSimpNac}</opSimpNac>`,
+    );
+  }
   return { xml, id, nDPS };
 }
 
@@ -353,6 +370,8 @@ describe('POST /nfse with a valid DPS', () => {
     // IBS/CBS base 8740.00 at 0.10% + 0.00% + 0.90%.
     expect(textOf(nfse, 'infNFSe/valores/vBC')).toBe('10000.00');
     expect(textOf(nfse, 'infNFSe/valores/pAliqAplic')).toBe('5.00');
+    // the municipality's text of the breakdown 001 (the ADN seed of the sandbox)
+    expect(textOf(nfse, 'infNFSe/xTribMun')).toBe('Análise e desenvolvimento de sistemas sob encomenda');
     expect(textOf(nfse, 'infNFSe/valores/vISSQN')).toBe('500.00');
     expect(textOf(nfse, 'infNFSe/valores/vTotalRet')).toBe('615.00');
     expect(textOf(nfse, 'infNFSe/valores/vLiq')).toBe('9385.00');
@@ -576,6 +595,33 @@ describe('POST /nfse rejections', () => {
     const dhEmi = brasilia(-2 * 86400_000);
     const nextDay = brasilia(-86400_000).slice(0, 10);
     expect(codesOf(await rejected({ dpsXmlGZipB64: gz(signedDps({ dhEmi, dCompet: nextDay })) }))).toEqual(['E0015']);
+  });
+
+  it('E0037 for a municipality outside the national agreement (the adhesion list), except for a MEI emitter', async () => {
+    const CAMPINAS = '3509502'; // own system (ISSCampinas), not in the adhesion list
+    for (const opSimpNac of ['1', '3'] as const) {
+      const answer = await rejected({ dpsXmlGZipB64: gz(signedDps({ cLocEmi: CAMPINAS, opSimpNac })) });
+      expect(answer.status).toBe(400);
+      expect(codesOf(answer)).toEqual(['E0037']);
+      expect(answer.body.erros[0].descricao).toBe(
+        'O código do município emissor informado na DPS é inexistente no cadastro de convênio municipal do sistema nacional.',
+      );
+    }
+    const mei = await issueOne({ cLocEmi: CAMPINAS, opSimpNac: '2' });
+    expect(mei.chave).toMatch(/^3509502/);
+    // São Paulo is in the adhesion list (it accepts the national emitter beside its own system)
+    expect((await issueOne({ cLocEmi: '3550308', opSimpNac: '1' })).chave).toMatch(/^3550308/);
+  });
+
+  it('E0314: the cTribMun must exist in the parametrisation of the municipality of incidence (ADN seed)', async () => {
+    const sign = (xml: string) => gz(signEnveloped(xml, 'infDPS', provider));
+    // Rio broke 01.01.01 down into 001 and 002 (src/sandbox/adn/seed.ts): 009 is unknown, none is missing
+    const unknown = await rejected({
+      dpsXmlGZipB64: sign(buildDps().xml.replace('<cTribMun>001</cTribMun>', '<cTribMun>009</cTribMun>')),
+    });
+    expect(codesOf(unknown)).toEqual(['E0314']);
+    const missing = await rejected({ dpsXmlGZipB64: sign(buildDps().xml.replace('<cTribMun>001</cTribMun>', '')) });
+    expect(codesOf(missing)).toEqual(['E0314']);
   });
 
   it('reports every business-rule failure at once, with the official texts', async () => {

@@ -1,4 +1,5 @@
 import { findMunicipality } from '../../domain/municipalities.ts';
+import { findCountry } from '../../domain/countries.ts';
 import {
   formatBrasiliaDateTime,
   formatCep,
@@ -13,7 +14,7 @@ import {
   formatPhone,
   sumDecimals,
 } from './format.ts';
-import { child, children, findDescendant, parseXml, text } from './xml-view.ts';
+import { child, children, findDescendant, parseXml, text, withoutSignatures } from './xml-view.ts';
 
 /**
  * The DANFSe v2.0 view model: every value already formatted for display (pt-BR), `-` for an absent value.
@@ -171,6 +172,12 @@ const SITUACAO: Record<string, string> = {
   '103': 'NFS-e Avulsa Gerada',
   '107': 'NFS-e de MEI Gerada',
 };
+
+/** A country by its name in the national table (Anexo A), e.g. "US" → "Estados Unidos"; the code when unknown. */
+function countryName(code: string | null | undefined): string {
+  if (!code) return DASH;
+  return findCountry(code.toUpperCase())?.name ?? code;
+}
 const EMITENTE: Record<string, string> = {
   '1': 'Prestador do serviço',
   '2': 'Tomador do serviço',
@@ -308,7 +315,7 @@ function readParty(el: Element): DanfseParty {
     cep = text(nac, 'CEP') ? formatCep(text(nac, 'CEP')!) : DASH;
   } else if (ext) {
     const city = [text(ext, 'xCidade'), text(ext, 'xEstProvReg')].filter(Boolean).join(' - ');
-    municipio = `${city || DASH} (${orDash(text(ext, 'cPais'))})`;
+    municipio = `${city || DASH} (${countryName(text(ext, 'cPais'))})`;
     cep = orDash(text(ext, 'cEndPost'));
   }
   return {
@@ -391,7 +398,7 @@ function readIssqn(inf: Element, infDps: Element, cTribNac: string | null): Danf
       text(inf, 'cLocIncid') || text(inf, 'xLocIncid')
         ? municipioUf(text(inf, 'cLocIncid'), text(inf, 'xLocIncid'))
         : DASH,
-    paisResultado: orDash(text(tribMun, 'cPaisResult')),
+    paisResultado: countryName(text(tribMun, 'cPaisResult')),
     regimeEspecial: label(REGIME_ESPECIAL, text(infDps, 'prest/regTrib/regEspTrib')),
     imunidade: label(IMUNIDADE, text(tribMun, 'tpImunidade')),
     suspensao: exigSusp ? label(SUSPENSAO, text(exigSusp, 'tpSusp')) : 'Não',
@@ -510,7 +517,7 @@ function readTributosAproximados(infDps: Element): string | null {
 
 /** Builds the DANFSe view model from an NFS-e XML (`<NFSe>` root, or any wrapper holding one `infNFSe`). */
 export function buildDanfseModel(nfseXml: string): DanfseModelResult {
-  const parsed = parseXml(nfseXml);
+  const parsed = parseXml(withoutSignatures(nfseXml));
   if (!parsed.ok) return { ok: false, code: 'DANFSE_INVALID_XML', message: parsed.message };
   const inf = findDescendant(parsed.root, 'infNFSe');
   if (!inf) return { ok: false, code: 'DANFSE_INVALID_XML', message: 'not an NFS-e XML: no infNFSe element' };
@@ -588,9 +595,7 @@ export function buildDanfseModel(nfseXml: string): DanfseModelResult {
         ? `${text(cServ, 'cTribMun')}${text(inf, 'xTribMun') ? ` - ${text(inf, 'xTribMun')}` : ''}`
         : DASH,
       codigoNbs: cNbs ? `${formatNbs(cNbs)}${xNbs ? ` - ${xNbs}` : ''}` : DASH,
-      localPrestacao: cPaisPrestacao
-        ? `${orDash(xLocPrestacao)} (${cPaisPrestacao})`
-        : municipioUf(cLocPrestacao, xLocPrestacao),
+      localPrestacao: cPaisPrestacao ? countryName(cPaisPrestacao) : municipioUf(cLocPrestacao, xLocPrestacao),
       descricaoTributacao: orDash(text(inf, 'xTribMun') ?? text(inf, 'xTribNac')),
       descricao: orDash(text(cServ, 'xDescServ')),
     },
@@ -613,6 +618,14 @@ export function buildDanfseModel(nfseXml: string): DanfseModelResult {
     processadaEm,
   };
   return { ok: true, model };
+}
+
+/** The situation printed on the DANFSe of a cancelled note (the NFS-e's cStat still says how it was generated). */
+export const SITUACAO_CANCELADA = 'NFS-e Cancelada';
+
+/** The model as printed for a cancelled note: its situation field says so (besides the watermark). */
+export function asCancelled(model: DanfseModel): DanfseModel {
+  return { ...model, situacao: SITUACAO_CANCELADA };
 }
 
 /** The line printed in the header of a cancelled note. */

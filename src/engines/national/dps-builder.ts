@@ -347,10 +347,23 @@ function eventGroup(invoice: NormalizedInvoice): string {
   );
 }
 
+/**
+ * The cTribMun of the national layout (3 digits, XSD TSCodTribMun) of servico.codigoTributacaoMunicipal: a 3-digit
+ * breakdown as is; Salvador's 7-digit municipal taxation code (item and subitem `IISS` + activity `NNN`, spec
+ * 4.7.4; domain/municipal-breakdowns.ts) carries its item and subitem in cTribNac (they must agree) and its last 3
+ * digits here. Null when the value cannot be expressed.
+ */
+export function nationalCTribMun(code: string | null, cTribNac: string): string | null {
+  if (!code) return null;
+  if (/^\d{3}$/.test(code)) return code;
+  if (/^\d{7}$/.test(code) && code.slice(0, 4) === cTribNac.slice(0, 4)) return code.slice(4);
+  return null;
+}
+
 function serviceGroup(invoice: NormalizedInvoice): string {
   const { servico, exportacao } = invoice;
   const local = servico.localPrestacao;
-  const cTribMun = servico.codigoTributacaoMunicipal && /^\d{3}$/.test(servico.codigoTributacaoMunicipal);
+  const cTribMun = nationalCTribMun(servico.codigoTributacaoMunicipal, servico.cTribNac);
   return group(
     'serv',
     group(
@@ -360,7 +373,7 @@ function serviceGroup(invoice: NormalizedInvoice): string {
     group(
       'cServ',
       leaf('cTribNac', servico.cTribNac),
-      cTribMun && leaf('cTribMun', servico.codigoTributacaoMunicipal),
+      cTribMun && leaf('cTribMun', cTribMun),
       leaf('xDescServ', toDescription(servico.descricao, 2000)),
       leaf('cNBS', servico.nbs),
     ),
@@ -619,8 +632,11 @@ export function checkDpsRequirements(project: ProjectFiscalProfile, invoice: Nor
       message: 'required for Simples Nacional ME/EPP when the project has no aliquotaSimples (E0712)',
     });
   }
-  if (servico.codigoTributacaoMunicipal && !/^\d{3}$/.test(servico.codigoTributacaoMunicipal)) {
-    errors.push({ field: 'servico.codigoTributacaoMunicipal', message: 'the national layout takes 3 digits' });
+  if (servico.codigoTributacaoMunicipal && !nationalCTribMun(servico.codigoTributacaoMunicipal, servico.cTribNac)) {
+    errors.push({
+      field: 'servico.codigoTributacaoMunicipal',
+      message: `the national layout takes 3 digits (or Salvador's 7: the item and subitem of ${servico.cTribNac}, then 3)`,
+    });
   }
   if (invoice.ibscbs?.indDest === 1 && !invoice.ibscbs.destinatario) {
     errors.push({ field: 'valores.ibscbs.destinatario', message: 'required with destinatarioPrincipal 1' });

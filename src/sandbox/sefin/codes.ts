@@ -25,8 +25,12 @@ export const SEFIN_MESSAGES = {
   E0014:
     'Conjunto de Série, Número, Código do Município Emissor e CNPJ/CPF informado nesta DPS já existe em uma NFS-e gerada a partir de uma DPS enviada anteriormente.',
   E0015: 'A data de competência informada na DPS não pode ser posterior à data de emissão (dhEmi) da DPS.',
+  E0037:
+    'O código do município emissor informado na DPS é inexistente no cadastro de convênio municipal do sistema nacional.',
   E0190: 'CNPJ do tomador não encontrado no cadastro CNPJ.',
   E0207: 'CPF do tomador não encontrado no cadastro CPF.',
+  E0314:
+    'O código de tributação municipal informado não existe ou não está administrado pelo município de incidência do ISSQN na data de competência informada na DPS,',
   E0714: 'Arquivo enviado com erro na assinatura.',
   E0715: 'Certificado Digital da assinatura inválido.',
   E0716: 'Certificado Digital fora do padrão estabelecido.',

@@ -1,4 +1,7 @@
+import { isNationalEmitterMunicipality } from '../../domain/service-codes.ts';
+import { seedBreakdownsAt } from '../adn/seed.ts';
 import { type MensagemProcessamento, officialMessage } from './codes.ts';
+import { issIncidence } from './nfse-builder.ts';
 import type { Ambiente, SefinStore } from './store.ts';
 import { at, child, textAt } from './xml.ts';
 
@@ -31,6 +34,8 @@ export interface DpsData {
   dCompet: string;
   tpEmit: '1' | '2' | '3';
   cLocEmi: string;
+  /** prest/regTrib/opSimpNac: 1 not opted-in, 2 MEI, 3 ME/EPP */
+  opSimpNac: string;
   prest: Party;
   toma: Party | null;
   interm: Party | null;
@@ -81,6 +86,7 @@ export function readDps(root: Element): DpsData {
     dCompet: textAt(infDps, 'dCompet') ?? '',
     tpEmit,
     cLocEmi: textAt(infDps, 'cLocEmi') ?? '',
+    opSimpNac: textAt(infDps, 'prest/regTrib/opSimpNac') ?? '',
     prest,
     toma,
     interm,
@@ -142,6 +148,11 @@ export function checkDpsRules(
   if (taker?.cpf && !registry.isRegistered(taker.cpf)) {
     errors.push(officialMessage('E0207', `CPF ${taker.cpf}.`));
   }
+  // E0037: the issuing municipality must have an agreement with the national system (the official adhesion
+  // list: Conveniado Ativo + AderenteEmissorNacional), except when the emitter is MEI
+  if (dps.opSimpNac !== '2' && !isNationalEmitterMunicipality(dps.cLocEmi)) {
+    errors.push(officialMessage('E0037', `cLocEmi ${dps.cLocEmi}; opSimpNac ${dps.opSimpNac}.`));
+  }
   const expectedId = expectedDpsId(dps);
   if (expectedId !== dps.id) {
     errors.push(
@@ -164,10 +175,41 @@ export function checkDpsRules(
   if (dps.dCompet > dps.dhEmi.slice(0, 10)) {
     errors.push(officialMessage('E0015', `dCompet ${dps.dCompet}; dhEmi ${dps.dhEmi}.`));
   }
+  errors.push(...checkMunicipalBreakdown(dps));
   const emitente = inscricaoOf(dps.emitter);
   if (emitente) {
     const previous = store.findByDpsNumber(env, dps.cLocEmi, emitente, stripZeros(dps.serie), stripZeros(dps.nDPS));
     if (previous) errors.push(officialMessage('E0014', `DPS já processada: ${previous.idDps}.`));
   }
   return errors;
+}
+
+/**
+ * cTribMun against the parametrisation of the municipality of incidence (the ADN seed), Anexo I E0314: a breakdown
+ * sent must exist at the competência; a municipality that broke the service down (no `000`) needs one. Municipalities
+ * outside the seed are not checked (the sandbox knows no parametrisation for them).
+ */
+function checkMunicipalBreakdown(dps: DpsData): MensagemProcessamento[] {
+  const tribISSQN = textAt(dps.infDps, 'valores/trib/tribMun/tribISSQN');
+  if (tribISSQN !== '1') return [];
+  const cLocIncid = issIncidence(dps);
+  if (!cLocIncid) return [];
+  const cTribNac = textAt(dps.infDps, 'serv/cServ/cTribNac') ?? '';
+  const cTribMun = textAt(dps.infDps, 'serv/cServ/cTribMun') ?? null;
+  const entries = seedBreakdownsAt(cLocIncid, cTribNac, dps.dCompet);
+  if (!entries || entries.length === 0) return [];
+  const codes = entries.map((e) => e.codigo).filter((c) => c !== '000');
+  if (cTribMun === null) {
+    return codes.length > 0 && !entries.some((e) => e.codigo === '000')
+      ? [
+          officialMessage(
+            'E0314',
+            `O município ${cLocIncid} exige o desdobramento do código ${cTribNac}: ${codes.join(', ')}.`,
+          ),
+        ]
+      : [];
+  }
+  return codes.includes(cTribMun)
+    ? []
+    : [officialMessage('E0314', `cTribMun ${cTribMun} para ${cTribNac} no município ${cLocIncid} em ${dps.dCompet}.`)];
 }

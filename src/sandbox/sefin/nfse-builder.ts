@@ -1,6 +1,7 @@
 import { findCountry } from '../../domain/countries.ts';
 import { findMunicipality } from '../../domain/municipalities.ts';
 import { findServiceCode } from '../../domain/service-codes.ts';
+import { rateAt, seedBreakdownsAt } from '../adn/seed.ts';
 import type { DpsData, Party } from './dps.ts';
 import { at, childElements, escapeXml, NFSE_NS, textAt } from './xml.ts';
 
@@ -116,7 +117,9 @@ function computeValues(dps: DpsData, defaultIssRate: number): ComputedValues {
   const declaredRate = textAt(tribMun, 'pAliq');
   const taxable = tribISSQN === '1' && opSimpNac !== '2';
   const vBC = taxable ? Math.max(0, vServ - vDescIncond - (vCalcDR ?? 0)) : null;
-  const pAliq = taxable ? hundredths(declaredRate ?? defaultIssRate) : null;
+  // no pAliq: the rate the municipality of incidence parametrised (the ADN seed), else the sandbox default
+  const parametrised = taxable && declaredRate === undefined ? parametrisedBreakdown(dps)?.rate : undefined;
+  const pAliq = taxable ? hundredths(declaredRate ?? parametrised ?? defaultIssRate) : null;
   const vISSQN = vBC !== null && pAliq !== null ? applyRate(vBC, pAliq) : 0;
 
   const tribFed = at(valores, 'trib/tribFed');
@@ -135,7 +138,22 @@ function computeValues(dps: DpsData, defaultIssRate: number): ComputedValues {
 }
 
 /** Municipality of ISS incidence from the service's incidence rule (LC 116 art. 3; Anexo I incidence sheet). */
-function issIncidence(dps: DpsData): string | null {
+/**
+ * The parametrised entry (ADN seed) of the DPS's service and breakdown (`000` without cTribMun) in the municipality
+ * of incidence at the competência, with its rate and the municipality's text for the breakdown; undefined when the
+ * municipality or the entry is not parametrised.
+ */
+export function parametrisedBreakdown(dps: DpsData): { rate: number; descricao: string } | undefined {
+  const cLocIncid = issIncidence(dps);
+  if (!cLocIncid) return undefined;
+  const cTribNac = textAt(dps.infDps, 'serv/cServ/cTribNac') ?? '';
+  const cTribMun = textAt(dps.infDps, 'serv/cServ/cTribMun') ?? '000';
+  const entry = seedBreakdownsAt(cLocIncid, cTribNac, dps.dCompet)?.find((b) => b.codigo === cTribMun);
+  const rate = entry ? rateAt(entry.historico, dps.dCompet) : undefined;
+  return entry && rate ? { rate: rate.aliq, descricao: entry.descricao } : undefined;
+}
+
+export function issIncidence(dps: DpsData): string | null {
   const tribISSQN = textAt(dps.infDps, 'valores/trib/tribMun/tribISSQN');
   if (tribISSQN === '3' || tribISSQN === '4') return null;
   const cTribNac = textAt(dps.infDps, 'serv/cServ/cTribNac') ?? '';
@@ -251,6 +269,15 @@ export function composeNfse(input: NfseComposition): string {
     el('nNFSe', input.nNFSe) +
     (cLocIncid ? el('cLocIncid', cLocIncid) + el('xLocIncid', municipalityName(cLocIncid)) : '') +
     el('xTribNac', xTribNac.slice(0, 600)) +
+    (textAt(dps.infDps, 'serv/cServ/cTribMun')
+      ? el(
+          'xTribMun',
+          (
+            parametrisedBreakdown(dps)?.descricao ||
+            `Código de tributação municipal ${textAt(dps.infDps, 'serv/cServ/cTribMun')}`
+          ).slice(0, 600),
+        )
+      : '') +
     el('verAplic', input.verAplic) +
     el('ambGer', 2) +
     el('tpEmis', 1) +

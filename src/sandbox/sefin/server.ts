@@ -5,6 +5,7 @@ import type { TLSSocket } from 'node:tls';
 import { gzipSync } from 'node:zlib';
 import { readCertificateIdentity } from '../../certificates/pkcs12.ts';
 import { validateXml } from '../../xml/xsd.ts';
+import { handleParametrizacao, seededMunicipalities } from '../adn/parametrizacao.ts';
 import { buildAccessKey } from './access-key.ts';
 import { httpMessage, type MensagemProcessamento, officialMessage } from './codes.ts';
 import {
@@ -26,7 +27,8 @@ import { receiveDocument, rootElementText } from './xml.ts';
 export type { IssuedEvent, IssuedRecord } from './store.ts';
 
 /**
- * A local stand-in of the Sefin Nacional API (issue, query, events) over HTTPS with client certificates,
+ * A local stand-in of the Sefin Nacional API (issue, query, events) over HTTPS with client certificates (and, on
+ * the same server, the ADN Parâmetros Municipais API of ../adn/parametrizacao.ts),
  * holding requests to the official reception and business rules it knows, and answering with the official
  * JSON shapes. Faults (latency, 500s, dropped connections, commit-then-drop) can be injected.
  */
@@ -500,6 +502,7 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
       return { status: 200, body: faults };
     }
     if (path === '/__sandbox/faults' && req.method === 'GET') return { status: 200, body: faults };
+    if (path === '/__sandbox/adn' && req.method === 'GET') return { status: 200, body: seededMunicipalities() };
     if (path === '/__sandbox/registry' && req.method === 'PUT') {
       const json = parseJson(await readBody(req)) as { unregistered?: unknown } | null;
       const list = json?.unregistered;
@@ -549,9 +552,20 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
       }
       return;
     }
+    // the ADN Parâmetros Municipais API (src/sandbox/adn/), beside Sefin on the same TLS server
+    const adn = /^\/(producao|producaorestrita)\/parametrizacao(\/.*)?$/.exec(path);
+    if (adn) {
+      send(res, handleParametrizacao(req.method ?? 'GET', adn[2] ?? '/', clientCertificateOf(req) !== null));
+      return;
+    }
     const match = /^\/(producao|producaorestrita)\/SefinNacional(\/.*)?$/.exec(path);
     if (!match) {
-      send(res, { status: 404, body: { error: 'use /producao/SefinNacional/… or /producaorestrita/SefinNacional/…' } });
+      send(res, {
+        status: 404,
+        body: {
+          error: 'use /{producao|producaorestrita}/SefinNacional/… or /{producao|producaorestrita}/parametrizacao/…',
+        },
+      });
       return;
     }
     const env: Ambiente = match[1] === 'producao' ? 1 : 2;
