@@ -1,13 +1,23 @@
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { SignatureAlgorithm } from '../xml/sign.ts';
+import { AdnParametersClient } from './national/adn-parameters.ts';
 import { createNationalEngine } from './national/engine.ts';
+import type { FamilyId } from './routing/families.ts';
+import { type MunicipalityRegistry, municipalityRegistry } from './routing/municipality-registry.ts';
+import { type RoutingDecision, routeProject } from './routing/route.ts';
 import { MtlsClientPool } from './transport/mtls.ts';
 import type { EngineFamily } from './types.ts';
 
-export type EngineId = 'national';
+/**
+ * The families this service implements (a subset of `FamilyId`, see routing/families.ts). The engine map below
+ * must have exactly these keys (`satisfies Record<EngineId, EngineFamily>`); the coverage report reads this list.
+ */
+export const IMPLEMENTED_FAMILIES = ['national'] as const satisfies readonly FamilyId[];
+export type EngineId = (typeof IMPLEMENTED_FAMILIES)[number];
 
 export interface EngineRegistryOptions {
   sefinBaseUrl: (ambiente: 1 | 2) => string;
+  adnParametersBaseUrl: (ambiente: 1 | 2) => string;
   caPem: string | null;
   timeouts: { connectMs: number; responseMs: number };
   signatureAlgorithm: SignatureAlgorithm;
@@ -15,16 +25,23 @@ export interface EngineRegistryOptions {
 }
 
 /**
- * Every engine family, registered in one typed map (no autoloading). Municipal families (ABRASF
- * providers, São Paulo, IPM, …) are added here with their routing data; until then every project is
- * routed to the national environment, which also serves MEI providers everywhere (spec 1.4).
+ * Every implemented engine family, registered in one typed map (no autoloading), and the routing of projects
+ * to them through the municipality registry (routing/). Municipal families (ABRASF providers, São Paulo, IPM,
+ * …) are described in routing/families.ts; a project whose municipality needs one that is not implemented is
+ * refused (ENGINE_NOT_AVAILABLE) unless it is MEI (spec 1.4).
  */
 export class EngineRegistry {
   readonly clients: MtlsClientPool;
+  readonly municipalities: MunicipalityRegistry;
+  /** The ADN "Parâmetros Municipais" API (municipal breakdowns and rates), over the same mTLS pool. */
+  readonly adnParameters: AdnParametersClient;
   private readonly engines: Record<EngineId, EngineFamily>;
+  readonly implemented: ReadonlySet<FamilyId>;
 
   constructor(options: EngineRegistryOptions) {
+    this.municipalities = municipalityRegistry();
     this.clients = new MtlsClientPool(options.timeouts, options.caPem);
+    this.adnParameters = new AdnParametersClient({ clients: this.clients, baseUrl: options.adnParametersBaseUrl });
     this.engines = {
       national: createNationalEngine({
         clients: this.clients,
@@ -33,11 +50,16 @@ export class EngineRegistry {
         validateBeforeSend: options.validateBeforeSend,
       }),
     } satisfies Record<EngineId, EngineFamily>;
+    this.implemented = new Set<FamilyId>(IMPLEMENTED_FAMILIES);
   }
 
-  /** The engine that serves a project (routing by municipality and regime). */
-  engineIdFor(_project: ProjectFiscalProfile): EngineId {
-    return 'national';
+  /** Routing of a project (municipality and regime) to an implemented engine, or why there is none. */
+  route(project: Pick<ProjectFiscalProfile, 'codigoMunicipio' | 'regimeTributario'>): RoutingDecision {
+    return routeProject(project, this.municipalities, this.implemented);
+  }
+
+  isImplemented(family: FamilyId): family is EngineId {
+    return this.implemented.has(family);
   }
 
   get(id: string): EngineFamily {
