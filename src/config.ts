@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { securePrivateDirectory } from './data-dir.ts';
+import { JOB_NAMES, type JobName } from './jobs/catalogue.ts';
 
 /**
  * Configuration, read once at start from the environment into a typed object. A bad value stops the
@@ -41,8 +43,31 @@ export interface Config {
   role: 'all' | 'api' | 'worker';
   workerConcurrency: number;
   orgRateLimitPerMinute: number;
+  /**
+   * Ceiling of a project key's rateLimitPerMinute for organizations without their own (the plan's
+   * ceiling, when lower, wins); a higher requested value is capped with a warning.
+   */
+  maxKeyRateLimitPerMinute: number;
+  /** Requests per minute per client address carrying a missing or invalid key. */
+  anonymousRateLimitPerMinute: number;
+  /** Active API keys a project may hold. */
+  maxKeysPerProject: number;
+  /** DNS server (`host` or `host:port`) used to verify white-label domains; null: the system resolver. */
+  dnsServer: string | null;
+  /** Seconds between verification attempts of a pending white-label domain. */
+  domainVerificationRetrySeconds: number;
+  /** Tests only: caps every job's retryLimit (null: the catalogue's policies). */
+  jobRetryLimitMax: number | null;
+  /** Tests only: the handlers of these jobs throw at once (to exercise the catalogue's on-exhausted steps). */
+  testFaults: JobName[];
+  /** tests only: jobs whose handler hangs (never settles) so their attempts expire (`NFSE_TEST_FAULTS=name:hang`) */
+  testHangs: JobName[];
+  /** tests only: caps every job's expireInSeconds (NFSE_TEST_JOB_EXPIRE_SECONDS) */
+  jobExpireSecondsMax: number | null;
   webhooksAllowInsecure: boolean;
   httpTimeouts: { connectMs: number; responseMs: number };
+  /** How long an answer of the ADN "Parâmetros Municipais" API is reused before it is asked again (seconds). */
+  adnParametersTtlSeconds: number;
 }
 
 export class ConfigError extends Error {
@@ -110,6 +135,57 @@ export function parseMasterKeyText(name: string, text: string): Buffer {
   throw new ConfigError(name, 'must be 32 bytes as 64 hex characters or base64');
 }
 
+/** `name` (the handler throws) or `name:hang` (the handler never settles), comma-separated. */
+function readJobFaults(env: Env, name: string, mode: 'throw' | 'hang'): JobName[] {
+  const raw = env[name];
+  if (raw === undefined || raw.trim() === '') return [];
+  const found: JobName[] = [];
+  for (const item of raw.split(',').map((n) => n.trim())) {
+    const [job, itemMode = 'throw'] = item.split(':');
+    if (!(JOB_NAMES as string[]).includes(job!)) throw new ConfigError(name, `unknown job "${job}"`);
+    if (itemMode !== 'throw' && itemMode !== 'hang') throw new ConfigError(name, `unknown fault "${itemMode}"`);
+    if (itemMode === mode) found.push(job as JobName);
+  }
+  return found;
+}
+
+function readHostPort(env: Env, name: string): string | null {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return null;
+  if (!/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?$/.test(raw)) {
+    throw new ConfigError(name, `must be host or host:port, got "${raw}"`);
+  }
+  return raw;
+}
+
+const ADMIN_KEY_PATTERN = /^svc_admin_[A-Za-z0-9_-]{16,}$/;
+
+/**
+ * What the operator CLI (src/cli/admin.ts) needs of the service's configuration, read from the same variables
+ * and with the same defaults as {@link loadConfig} but without its side effects (nothing is created): the local
+ * API address (`HOST`/`PORT`; a wildcard listen address is reached on the loopback) and the operator key
+ * (`NFSE_ADMIN_KEY`, or the key the service generated into `DATA_DIR/admin.key` in embedded mode).
+ */
+export function operatorAccess(env: Env = process.env): {
+  apiUrl: string;
+  adminKey: string | null;
+  adminKeyFile: string;
+} {
+  const port = readInt(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '127.0.0.1';
+  const reach = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  const adminKeyFile = resolve(env.DATA_DIR || './data', 'admin.key');
+  let adminKey = env.NFSE_ADMIN_KEY || null;
+  if (!adminKey && existsSync(adminKeyFile)) adminKey = readFileSync(adminKeyFile, 'utf8').trim();
+  if (adminKey && !ADMIN_KEY_PATTERN.test(adminKey)) {
+    throw new ConfigError(
+      env.NFSE_ADMIN_KEY ? 'NFSE_ADMIN_KEY' : adminKeyFile,
+      'must start with svc_admin_ followed by at least 16 URL-safe characters',
+    );
+  }
+  return { apiUrl: `http://${reach}:${port}/api/v1`, adminKey, adminKeyFile };
+}
+
 export function loadConfig(env: Env = process.env, argv: string[] = process.argv): Config {
   const dataDir = resolve(env.DATA_DIR || './data');
   const databaseUrl = readUrl(env, 'DATABASE_URL', null);
@@ -117,7 +193,8 @@ export function loadConfig(env: Env = process.env, argv: string[] = process.argv
     throw new ConfigError('DATABASE_URL', 'must be a postgres:// URL');
   }
   const embedded = databaseUrl === null;
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  securePrivateDirectory(dataDir);
 
   let adminKey = env.NFSE_ADMIN_KEY;
   let adminKeySource: Config['adminKeySource'] = 'env';
@@ -126,7 +203,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = process.argv
     adminKey = fileSecret(resolve(dataDir, 'admin.key'), () => `svc_admin_${randomBytes(24).toString('base64url')}`);
     adminKeySource = 'file';
   }
-  if (!/^svc_admin_[A-Za-z0-9_-]{16,}$/.test(adminKey)) {
+  if (!ADMIN_KEY_PATTERN.test(adminKey)) {
     throw new ConfigError('NFSE_ADMIN_KEY', 'must start with svc_admin_ followed by at least 16 URL-safe characters');
   }
 
@@ -194,10 +271,22 @@ export function loadConfig(env: Env = process.env, argv: string[] = process.argv
     role,
     workerConcurrency: readInt(env, 'NFSE_WORKER_CONCURRENCY', 32, 1, 1024),
     orgRateLimitPerMinute: readInt(env, 'NFSE_ORG_RATE_LIMIT', 120, 1, 1_000_000),
+    maxKeyRateLimitPerMinute: readInt(env, 'NFSE_MAX_KEY_RATE_LIMIT', 6000, 1, 1_000_000),
+    anonymousRateLimitPerMinute: readInt(env, 'NFSE_ANONYMOUS_RATE_LIMIT', 60, 1, 1_000_000),
+    maxKeysPerProject: readInt(env, 'NFSE_MAX_KEYS_PER_PROJECT', 20, 1, 10_000),
+    dnsServer: readHostPort(env, 'NFSE_DNS_SERVER'),
+    domainVerificationRetrySeconds: readInt(env, 'NFSE_DOMAIN_VERIFICATION_RETRY_SECONDS', 600, 1, 86_400),
+    jobRetryLimitMax: env.NFSE_TEST_JOB_RETRY_LIMIT ? readInt(env, 'NFSE_TEST_JOB_RETRY_LIMIT', 0, 0, 100) : null,
+    testFaults: readJobFaults(env, 'NFSE_TEST_FAULTS', 'throw'),
+    testHangs: readJobFaults(env, 'NFSE_TEST_FAULTS', 'hang'),
+    jobExpireSecondsMax: env.NFSE_TEST_JOB_EXPIRE_SECONDS
+      ? readInt(env, 'NFSE_TEST_JOB_EXPIRE_SECONDS', 0, 1, 3600)
+      : null,
     webhooksAllowInsecure: readBool(env, 'NFSE_WEBHOOKS_ALLOW_INSECURE', false),
     httpTimeouts: {
       connectMs: readInt(env, 'NFSE_HTTP_CONNECT_TIMEOUT_MS', 10_000, 100, 120_000),
       responseMs: readInt(env, 'NFSE_HTTP_RESPONSE_TIMEOUT_MS', 30_000, 100, 600_000),
     },
+    adnParametersTtlSeconds: readInt(env, 'NFSE_ADN_PARAMETERS_TTL_SECONDS', 86_400, 0, 30 * 86_400),
   };
 }

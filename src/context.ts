@@ -30,6 +30,11 @@ export interface AppContext {
 export interface GovernmentEndpoints {
   /** Base URL of Sefin Nacional per ambiente (1 production, 2 produção restrita), without trailing slash. */
   sefinBaseUrl: (ambiente: 1 | 2) => string;
+  /**
+   * Base URL of the ADN "Parâmetros Municipais" API per ambiente (`…/parametrizacao`), without trailing slash; in
+   * sandbox mode the local sandbox serves it beside Sefin.
+   */
+  adnParametersBaseUrl: (ambiente: 1 | 2) => string;
   /** Extra trust anchors for the government TLS servers (the sandbox CA); null in live mode. */
   caPem: string | null;
 }

@@ -1,20 +1,23 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import pino from 'pino';
+import type pino from 'pino';
+import { prefetchRsaKeys } from './certificates/generate.ts';
 import { CertificateStore } from './certificates/store.ts';
 import type { Config } from './config.ts';
 import type { AppContext, GovernmentEndpoints } from './context.ts';
 import { openDatabase, runMigrations } from './db/client.ts';
+import { ADN_PARAMETERS_LIVE_URLS } from './engines/national/adn-parameters.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { buildApp } from './http/app.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import type { App } from './http/route.ts';
 import { JobQueue } from './jobs/queue.ts';
+import { securePrivateDirectory } from './data-dir.ts';
+import { createLogger } from './logging.ts';
 import { registerWorkers } from './jobs/workers.ts';
-import { provisionSandboxIdentity } from './sandbox/identity.ts';
+import { provisionSandboxIdentity, sandboxIdentityMissing } from './sandbox/identity.ts';
 import { type SefinSandbox, startSefinSandbox } from './sandbox/sefin/server.ts';
 import { createLocalStorage } from './storage/local.ts';
-import { createS3Storage } from './storage/s3.ts';
 import type { DocumentStorage } from './storage/types.ts';
 
 /** Official Sefin Nacional base URLs (brief §1.1). */
@@ -32,9 +35,11 @@ export interface RunningService {
   close(): Promise<void>;
 }
 
-function createStorage(config: Config): DocumentStorage {
+async function createStorage(config: Config): Promise<DocumentStorage> {
   if (config.storage.driver === 's3') {
     const s = config.storage;
+    // Loaded only when configured: the AWS SDK is a noticeable part of the start time.
+    const { createS3Storage } = await import('./storage/s3.ts');
     return createS3Storage({
       bucket: s.bucket,
       region: s.region,
@@ -54,7 +59,14 @@ async function governmentEndpoints(
   logger: pino.Logger,
 ): Promise<{ endpoints: GovernmentEndpoints; sandbox: SefinSandbox | null }> {
   if (config.government === 'live') {
-    return { endpoints: { sefinBaseUrl: (amb) => SEFIN_LIVE_URLS[amb], caPem: null }, sandbox: null };
+    return {
+      endpoints: {
+        sefinBaseUrl: (amb) => SEFIN_LIVE_URLS[amb],
+        adnParametersBaseUrl: (amb) => ADN_PARAMETERS_LIVE_URLS[amb],
+        caPem: null,
+      },
+      sandbox: null,
+    };
   }
   if (config.sefinSandboxUrl) {
     const base = config.sefinSandboxUrl;
@@ -62,6 +74,7 @@ async function governmentEndpoints(
     return {
       endpoints: {
         sefinBaseUrl: (amb) => `${base}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
+        adnParametersBaseUrl: (amb) => `${base}/${amb === 1 ? 'producao' : 'producaorestrita'}/parametrizacao`,
         caPem,
       },
       sandbox: null,
@@ -80,6 +93,7 @@ async function governmentEndpoints(
   return {
     endpoints: {
       sefinBaseUrl: (amb) => `${sandbox.url}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
+      adnParametersBaseUrl: (amb) => `${sandbox.url}/${amb === 1 ? 'producao' : 'producaorestrita'}/parametrizacao`,
       caPem: identity.caPem,
     },
     sandbox,
@@ -90,27 +104,37 @@ export async function startService(
   config: Config,
   options: { listen?: boolean; logger?: pino.Logger; now?: () => Date } = {},
 ): Promise<RunningService> {
-  const logger = options.logger ?? pino({ level: config.logLevel, base: { service: 'nfse' } });
+  const logger = options.logger ?? createLogger(config.logLevel);
+  const sandboxDir = resolve(config.dataDir, 'sandbox');
+  const inProcessSandbox = config.government !== 'live' && !config.sefinSandboxUrl;
+  // First start: the sandbox's three RSA keys are generated on the thread pool while the database opens.
+  if (inProcessSandbox && sandboxIdentityMissing(sandboxDir)) prefetchRsaKeys(3);
   const database = await openDatabase(config);
   const closers: (() => Promise<void>)[] = [() => database.close()];
   try {
     await runMigrations(database, config.databaseUrl);
+    // the embedded engine sets modes of its own on a few files it writes at start: bring them back to 0600
+    if (!config.databaseUrl) securePrivateDirectory(config.dataDir);
     const { endpoints, sandbox } = await governmentEndpoints(config, logger);
     if (sandbox) closers.unshift(() => sandbox.close());
-    const queue = new JobQueue(database);
+    const queue = new JobQueue(database, {
+      retryLimitMax: config.jobRetryLimitMax,
+      expireSecondsMax: config.jobExpireSecondsMax,
+    });
     queue.onError = (err) => logger.warn({ err }, 'job queue error');
     const ctx: AppContext = {
       config,
       database,
       db: database.db,
       queue,
-      storage: createStorage(config),
+      storage: await createStorage(config),
       rateLimiter: new RateLimiter(database.db),
       logger,
       now: options.now ?? (() => new Date()),
       government: endpoints,
       engines: new EngineRegistry({
         sefinBaseUrl: endpoints.sefinBaseUrl,
+        adnParametersBaseUrl: endpoints.adnParametersBaseUrl,
         caPem: endpoints.caPem,
         timeouts: config.httpTimeouts,
         signatureAlgorithm: config.signatureAlgorithm,

@@ -54,11 +54,50 @@ function fail(code: Pkcs12ErrorCode, message: string): Pkcs12Result {
   return { ok: false, error: { code, message } };
 }
 
+/** Reads one DER/BER header at `at`: tag, content start and length (null: indefinite, BER). */
+function derHeader(buf: Buffer, at: number): { tag: number; start: number; length: number | null } | null {
+  if (at + 2 > buf.length) return null;
+  const tag = buf[at]!;
+  const first = buf[at + 1]!;
+  if (first < 0x80) return { tag, start: at + 2, length: first };
+  if (first === 0x80) return { tag, start: at + 2, length: null };
+  const n = first & 0x7f;
+  if (n > 4 || at + 2 + n > buf.length) return null;
+  let length = 0;
+  for (let i = 0; i < n; i++) length = length * 256 + buf[at + 2 + i]!;
+  return { tag, start: at + 2 + n, length };
+}
+
+const OID_PKCS7_DATA = Buffer.from('2a864886f70d010701', 'hex');
+const OID_PKCS7_SIGNED = Buffer.from('2a864886f70d010702', 'hex');
+
+/**
+ * Whether the bytes have the outer structure of a PKCS#12 PFX (RFC 7292): SEQUENCE { INTEGER 3,
+ * ContentInfo SEQUENCE { OID pkcs7-data | pkcs7-signedData, … }, … } filling the whole file. Checked before the
+ * file reaches the ASN.1 library, so anything else is CERTIFICATE_NOT_PKCS12 with a plain message.
+ */
+export function looksLikePkcs12(file: Buffer): boolean {
+  const outer = derHeader(file, 0);
+  if (outer?.tag !== 0x30) return false;
+  if (outer.length !== null && outer.start + outer.length !== file.length) return false;
+  const version = derHeader(file, outer.start);
+  if (version?.tag !== 0x02 || version.length !== 1 || file[version.start] !== 3) return false;
+  const authSafe = derHeader(file, version.start + 1);
+  if (authSafe?.tag !== 0x30) return false;
+  const oid = derHeader(file, authSafe.start);
+  if (oid?.tag !== 0x06 || oid.length === null || oid.start + oid.length > file.length) return false;
+  const value = file.subarray(oid.start, oid.start + oid.length);
+  return value.equals(OID_PKCS7_DATA) || value.equals(OID_PKCS7_SIGNED);
+}
+
+const NOT_PKCS12 = 'The file is not a PKCS#12 (.pfx/.p12) certificate.';
+
 /**
  * Opens a PKCS#12 file, checks its password and the certificate's validity at `now`, and returns the key,
  * the certificate and the ICP-Brasil identity. Every expected problem comes back as an error value.
  */
 export function readPkcs12(file: Buffer, password: string, now: Date = new Date()): Pkcs12Result {
+  if (!looksLikePkcs12(file)) return fail('CERTIFICATE_NOT_PKCS12', NOT_PKCS12);
   let p12: forge.pkcs12.Pkcs12Pfx;
   try {
     const der = forge.asn1.fromDer(forge.util.createBuffer(file.toString('binary')), {
@@ -72,10 +111,11 @@ export function readPkcs12(file: Buffer, password: string, now: Date = new Date(
       return fail('CERTIFICATE_WRONG_PASSWORD', 'The certificate password is wrong.');
     }
     if (/not an PKCS#12|Cannot read|Too few bytes|Unparsed DER|unsupported|not.*supported/i.test(message)) {
-      return fail('CERTIFICATE_NOT_PKCS12', `The file is not a readable PKCS#12 (.pfx/.p12) certificate: ${message}`);
+      return fail('CERTIFICATE_NOT_PKCS12', NOT_PKCS12);
     }
-    // A PFX without a MAC only shows a wrong password when its contents fail to decrypt or parse.
-    return fail('CERTIFICATE_WRONG_PASSWORD', `The certificate could not be decrypted: ${message}`);
+    // A PFX without a MAC only shows a wrong password when its contents fail to decrypt or parse (the
+    // library's message stays out of the answer: it names internals, not the caller's mistake).
+    return fail('CERTIFICATE_WRONG_PASSWORD', 'The certificate could not be decrypted with this password.');
   }
 
   const keys: KeyObject[] = [];

@@ -12,13 +12,52 @@ export type LoadedCertificate =
  * The project's active A1 certificate, decrypted from the vault and parsed once per certificate row
  * (node-forge parsing costs ~100 ms): cached by row id, which changes when the certificate is replaced.
  */
+export type CertificateReadiness =
+  | { ok: true }
+  | { ok: false; code: 'CERTIFICATE_MISSING' | 'CERTIFICATE_EXPIRED'; message: string };
+
+/** How long a valid certificate is remembered by the intake check (never past its expiry). */
+const READY_CACHE_MS = 10_000;
+
 export class CertificateStore {
   private readonly cache = new Map<string, A1Certificate>();
+  private readonly ready = new Map<string, { until: number; validUntil: number }>();
 
   constructor(
     private readonly db: Db,
     private readonly masterKey: Buffer,
   ) {}
+
+  /**
+   * Whether the project has an active certificate valid at `now` (the intake's check before a credit or a number
+   * is spent): one indexed query, its positive answer remembered for a few seconds (a certificate is only ever
+   * replaced by a valid one, so a remembered valid answer cannot hide a missing certificate).
+   */
+  async readiness(projectId: string, now = new Date()): Promise<CertificateReadiness> {
+    const t = now.getTime();
+    const known = this.ready.get(projectId);
+    if (known && known.until > t && known.validUntil > t) return { ok: true };
+    const [row] = await this.db
+      .select({ validUntil: certificates.validUntil })
+      .from(certificates)
+      .where(and(eq(certificates.projectId, projectId), eq(certificates.active, true)))
+      .limit(1);
+    if (!row) {
+      this.ready.delete(projectId);
+      return { ok: false, code: 'CERTIFICATE_MISSING', message: 'The project has no A1 certificate: upload one first' };
+    }
+    if (row.validUntil.getTime() <= t) {
+      this.ready.delete(projectId);
+      return {
+        ok: false,
+        code: 'CERTIFICATE_EXPIRED',
+        message: `The project's A1 certificate expired on ${row.validUntil.toISOString()}: upload a valid one`,
+      };
+    }
+    if (this.ready.size > 10_000) this.ready.clear();
+    this.ready.set(projectId, { until: t + READY_CACHE_MS, validUntil: row.validUntil.getTime() });
+    return { ok: true };
+  }
 
   async forProject(projectId: string, now = new Date()): Promise<LoadedCertificate> {
     const [row] = await this.db

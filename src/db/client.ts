@@ -1,5 +1,16 @@
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { resolve } from 'node:path';
+import {
+  closeSync,
+  constants,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeSync,
+} from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
@@ -28,6 +39,9 @@ export interface Database {
 
 const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url));
 
+/** The embedded database's data directory is held by another live process (start-up refuses with this message). */
+export class DataDirectoryInUseError extends Error {}
+
 /**
  * PGlite has no cross-process lock: one process per data directory. A lock file with the owner's pid is
  * taken at open; a lock left by a dead process (kill -9) is taken over.
@@ -44,7 +58,7 @@ function takeDataDirLock(dir: string): () => void {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
       const owner = Number(readFileSync(path, 'utf8').trim());
       if (owner && owner !== process.pid && isAlive(owner)) {
-        throw new Error(
+        throw new DataDirectoryInUseError(
           `the data directory ${dir} is in use by process ${owner}; the embedded database allows one process (use DATABASE_URL for several)`,
         );
       }
@@ -88,8 +102,10 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     };
   }
   const dir = resolve(options.dataDir, 'db');
-  mkdirSync(dir, { recursive: true });
+  mkdirSync(options.dataDir, { recursive: true });
   const release = takeDataDirLock(options.dataDir);
+  seedFromTemplate(dir);
+  mkdirSync(dir, { recursive: true });
   // the embedded engine (~70 MB of WASM) is loaded only in embedded mode
   const { PGlite: PGliteEngine } = await import('@electric-sql/pglite');
   const { drizzle: drizzlePglite } = await import('drizzle-orm/pglite');
@@ -122,6 +138,20 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       release();
     },
   };
+}
+
+/**
+ * A migrated PGlite cluster (with the job queue's schema) made by `npm run build` in dist/pglite-template/.
+ * Creating a cluster (initdb inside WebAssembly) is most of a first start; copying the template takes a fraction.
+ * Resolved next to the running code, so only the compiled service (dist/) has one: from the sources (tests, `npm
+ * run dev`) the cluster is created as before. Migrations still run after the copy (nothing to do if current).
+ */
+const pgliteTemplate = fileURLToPath(new URL('../../pglite-template', import.meta.url));
+
+function seedFromTemplate(dir: string): void {
+  if (existsSync(join(dir, 'PG_VERSION')) || !existsSync(join(pgliteTemplate, 'PG_VERSION'))) return;
+  if (existsSync(dir) && readdirSync(dir).length > 0) return; // someone else's files: leave them to PGlite
+  cpSync(pgliteTemplate, dir, { recursive: true, mode: constants.COPYFILE_FICLONE });
 }
 
 /** Applies the migrations (one set for PGlite and PostgreSQL); concurrent starts on PostgreSQL are serialized. */

@@ -26,6 +26,8 @@ export const plans = pgTable('plans', {
   creditsLimit: integer('credits_limit').notNull(),
   allowOverage: boolean('allow_overage').notNull(),
   allowLogo: boolean('allow_logo').notNull(),
+  /** ceiling of a project key's rateLimitPerMinute on this plan (null: NFSE_MAX_KEY_RATE_LIMIT alone) */
+  keyRateLimitCeiling: integer('key_rate_limit_ceiling'),
 });
 
 export const organizations = pgTable('organizations', {
@@ -36,7 +38,15 @@ export const organizations = pgTable('organizations', {
     .notNull()
     .references(() => plans.slug),
   storageBaseUrl: text('storage_base_url'),
+  /** pending_verification | active | failed (white-label domain, verified by the domain.verify job) */
   storageBaseUrlStatus: text('storage_base_url_status'),
+  /** why the last verification failed (or is still pending) */
+  storageBaseUrlReason: text('storage_base_url_reason'),
+  storageBaseUrlCheckedAt: ts('storage_base_url_checked_at'),
+  /** the verified domain documents use while a new one is pending (null: the default public base) */
+  storageBaseUrlActive: text('storage_base_url_active'),
+  /** set by the operator: raises (or lowers) this organization's key rate ceiling over the plan's */
+  keyRateLimitCeiling: integer('key_rate_limit_ceiling'),
   /** Start of the current monthly credit period. */
   periodStart: ts('period_start').notNull().defaultNow(),
   creditsUsed: integer('credits_used').notNull().default(0),
@@ -230,6 +240,11 @@ export const invoices = pgTable(
     errorCode: text('error_code'),
     errorMessage: text('error_message'),
     errors: jsonb('errors').$type<{ Codigo: string; Descricao: string; Complemento?: string | null }[]>(),
+    /** adjustments made on the caller's behalf at acceptance (domain/warnings.ts), shown in the status */
+    warnings: jsonb('warnings')
+      .$type<{ code: string; field: string | null; message: string }[]>()
+      .notNull()
+      .default(sql`'[]'::jsonb`),
     /** null | requested | rejected | done */
     cancellationStatus: text('cancellation_status'),
     cancelMotivo: text('cancel_motivo'),
@@ -242,7 +257,9 @@ export const invoices = pgTable(
     pdfKey: text('pdf_key'),
     cancelXmlKey: text('cancel_xml_key'),
     documentsCached: boolean('documents_cached').notNull().default(false),
+    /** partial | complete | failed (the documents job ran out of attempts) */
     documentsStatus: text('documents_status'),
+    documentsErrorCode: text('documents_error_code'),
     createdAt: createdAt(),
     updatedAt: ts('updated_at').notNull().defaultNow(),
   },
@@ -326,6 +343,8 @@ export const webhookDeliveries = pgTable(
     attemptLimit: integer('attempt_limit').notNull().default(5),
     /** when the next attempt is due; while an attempt runs, when it counts as lost (lease) */
     nextAttemptAt: ts('next_attempt_at'),
+    /** when the attempt in flight was claimed; still set at the next claim: that attempt was interrupted (crash) */
+    attemptStartedAt: ts('attempt_started_at'),
     lastStatusCode: integer('last_status_code'),
     lastError: text('last_error'),
     createdAt: createdAt(),
@@ -354,4 +373,39 @@ export const webhookAttempts = pgTable(
     responseSnippet: text('response_snippet'),
   },
   (t) => [uniqueIndex('webhook_attempts_delivery_number_uq').on(t.deliveryId, t.attemptNumber)],
+);
+
+/**
+ * Cache of the ADN "Parâmetros Municipais" API (src/engines/national/adn-parameters.ts): one row per environment and
+ * request path (e.g. `3304557/01.01.01.001/2026-11-01/aliquota`), holding the HTTP status (200 found, 404 not
+ * parametrised) and the official JSON answer. Shared by every process; refreshed on demand once older than
+ * NFSE_ADN_PARAMETERS_TTL_SECONDS.
+ */
+export const adnParametersCache = pgTable(
+  'adn_parameters_cache',
+  {
+    ambiente: integer('ambiente').notNull(),
+    path: text('path').notNull(),
+    status: integer('status').notNull(),
+    body: jsonb('body'),
+    fetchedAt: ts('fetched_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.ambiente, t.path] })],
+);
+
+/**
+ * The municipality's own text of a municipal breakdown (xTribMun), learned from the NFS-e the government returned:
+ * the ADN parametrisation API publishes no text for a breakdown, the NFS-e does. Shown by GET /codigos.
+ */
+export const municipalBreakdownTexts = pgTable(
+  'municipal_breakdown_texts',
+  {
+    ambiente: integer('ambiente').notNull(),
+    municipio: text('municipio').notNull(),
+    cTribNac: text('c_trib_nac').notNull(),
+    cTribMun: text('c_trib_mun').notNull(),
+    descricao: text('descricao').notNull(),
+    seenAt: ts('seen_at').notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.ambiente, t.municipio, t.cTribNac, t.cTribMun] })],
 );

@@ -6,7 +6,8 @@ import type { JobQueue } from '../jobs/queue.ts';
 export interface EventData {
   'nfse.issued': { invoiceId: string; chNFSe: string; nNFSe: string; referencia?: string | null };
   'nfse.error': { invoiceId: string; errorCode: string; errorMessage: string; referencia?: string | null };
-  'nfse.cancelled': { invoiceId: string; numeroNfse: string | null; cancelledAt: string };
+  /** `cancelXmlUrl`: the stored cancellation event XML (additive to spec 6; stored before the event is written). */
+  'nfse.cancelled': { invoiceId: string; numeroNfse: string | null; cancelledAt: string; cancelXmlUrl: string | null };
   'nfse.documents_ready': {
     invoiceId: string;
     xmlUrl: string | null;

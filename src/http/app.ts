@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -6,6 +8,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError, type ErrorCode, type FieldError, problemBody } from './errors.ts';
+import { assertStorableText } from './input-text.ts';
 import type { App } from './route.ts';
 import { registerRoutes } from './routes/index.ts';
 import { Problem } from './schemas.ts';
@@ -52,6 +55,35 @@ export function fieldErrors(validation: AjvError[], context?: string): FieldErro
   return out;
 }
 
+/**
+ * Node's HTTP parser refuses some requests before Fastify sees them (header block over the limit, request
+ * timeout, malformed HTTP): answer them with problem+json too, then close the connection as Node does.
+ */
+function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code]: [number, ErrorCode] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'REQUEST_HEADERS_TOO_LARGE']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'REQUEST_TIMEOUT']
+        : [400, 'MALFORMED_REQUEST'];
+  const requestId = randomUUID();
+  const detail =
+    status === 431
+      ? 'The request headers exceed the size limit'
+      : status === 408
+        ? 'The request was not received in time'
+        : 'The HTTP request is malformed';
+  const body = JSON.stringify(problemBody(code, detail, requestId));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/problem+json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nX-Request-Id: ${requestId}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy(err);
+}
+
 export async function buildApp(ctx: AppContext, options: { logger?: FastifyServerOptions['logger'] } = {}) {
   const app = Fastify({
     logger: options.logger ?? false,
@@ -63,25 +95,47 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
     bodyLimit: 5 * 1024 * 1024,
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false } },
     forceCloseConnections: 'idle',
-    return503OnClosing: true,
-    // router-level refusals (bad URL encoding, over-long paths) also get the problem+json body
+    // requests that still arrive while closing get our problem+json 503 (onRequest hook below), not Fastify's
+    return503OnClosing: false,
+    // router-level refusals (bad URL encoding, over-long path parameters) also get the problem+json body
     frameworkErrors: (
       error: FastifyError,
       request: { id: string },
-      reply: { status: (n: number) => { type: (t: string) => { send: (b: unknown) => void } } },
+      reply: {
+        header: (k: string, v: string) => void;
+        status: (n: number) => { type: (t: string) => { send: (b: unknown) => void } };
+      },
     ) => {
-      const body = problemBody('VALIDATION_FAILED', error.message, String(request.id), [
-        { field: '(url)', message: error.message },
-      ]);
-      reply.status(400).type('application/problem+json').send(body);
+      const code: ErrorCode = error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? 'URI_TOO_LONG' : 'VALIDATION_FAILED';
+      const body = problemBody(code, error.message, String(request.id), [{ field: '(url)', message: error.message }]);
+      reply.header('x-request-id', String(request.id));
+      reply.status(body.status).type('application/problem+json').send(body);
     },
+    // refusals of Node's HTTP parser, before any request exists (431 headers too large, 408, malformed HTTP)
+    clientErrorHandler,
   } as FastifyServerOptions).withTypeProvider<TypeBoxTypeProvider>() as unknown as App;
 
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
   app.addHook('onRequest', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    if (closing) {
+      // pipelined or keep-alive requests reaching a closing process: go elsewhere, on a new connection
+      reply.header('connection', 'close');
+      throw new ApiError('SERVICE_UNAVAILABLE', 'The service is shutting down; retry the request');
+    }
   });
 
   app.addSchema(Problem);
+
+  // text PostgreSQL cannot store (NUL, unpaired surrogates) and absurd nesting: a 400 naming the field on every
+  // route, after authentication (onRequest) and before schema validation
+  app.addHook('preValidation', async (request) => assertStorableText(request));
+
+  // JSON routes take JSON (and multipart routes multipart): text/plain is a 415, not a body to validate
+  app.removeContentTypeParser('text/plain');
 
   // JSON bodies: numbers that do not fit a double (1e999 → Infinity) are malformed input, not a 500
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {

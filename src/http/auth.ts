@@ -30,6 +30,21 @@ declare module 'fastify' {
   }
 }
 
+/**
+ * Every authentication hook is marked, so the app can check at start-up that each API route authenticates in
+ * `onRequest` (before its body is read and its schema validated: an anonymous caller never learns the schema).
+ */
+const AUTH_HOOK = Symbol('nfse.auth-hook');
+type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+
+function authHook(hook: Hook): Hook {
+  return Object.assign(hook, { [AUTH_HOOK]: true });
+}
+
+export function isAuthHook(value: unknown): boolean {
+  return typeof value === 'function' && (value as unknown as Record<symbol, unknown>)[AUTH_HOOK] === true;
+}
+
 const LAST_USED_EVERY_MS = 60_000;
 const lastUsedWritten = new Map<string, number>();
 
@@ -41,14 +56,23 @@ function touch(ctx: AppContext, id: string, write: () => Promise<unknown>) {
   write().catch((err) => ctx.logger.warn({ err }, 'could not record lastUsedAt'));
 }
 
-function readKey(request: FastifyRequest): string {
+/**
+ * The 401 of a missing or invalid key, after counting the request against its client address: guessing keys or
+ * hammering the service without one is limited per address (NFSE_ANONYMOUS_RATE_LIMIT) like keys are per key.
+ */
+async function unauthenticated(ctx: AppContext, request: FastifyRequest, detail: string): Promise<never> {
+  await limit(ctx, `anon:${request.ip}`, ctx.config.anonymousRateLimitPerMinute);
+  throw new ApiError('UNAUTHENTICATED', detail);
+}
+
+async function readKey(ctx: AppContext, request: FastifyRequest): Promise<string> {
   const header = request.headers['x-api-key'];
   const key = Array.isArray(header) ? header[0] : header;
-  if (!key) throw new ApiError('UNAUTHENTICATED', 'The x-api-key header is missing');
+  if (!key) return unauthenticated(ctx, request, 'The x-api-key header is missing');
   return key.trim();
 }
 
-async function limit(ctx: AppContext, _reply: FastifyReply, bucket: string, perMinute: number) {
+async function limit(ctx: AppContext, bucket: string, perMinute: number) {
   const retryAfter = await ctx.rateLimiter.take(bucket, perMinute);
   if (retryAfter !== null) {
     throw new ApiError(
@@ -123,8 +147,8 @@ async function findOrgToken(ctx: AppContext, key: string) {
 
 /** Organization routes (spec 4.1): only active `svc_org_` tokens holding the scope. */
 export function requireOrg(ctx: AppContext, scope: OrgScope) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const key = readKey(request);
+  return authHook(async (request, _reply) => {
+    const key = await readKey(ctx, request);
     const kind = keyKindOf(key);
     if (kind !== 'org') {
       if (kind === 'project' && (await findProjectKey(ctx, key))) {
@@ -133,11 +157,11 @@ export function requireOrg(ctx: AppContext, scope: OrgScope) {
       if (kind === 'admin' && constantTimeEqual(key, ctx.config.adminKey)) {
         throw new ApiError('WRONG_KEY_KIND', 'Organization routes need an organization token (svc_org_…)');
       }
-      throw new ApiError('UNAUTHENTICATED', 'The API key is not valid');
+      return unauthenticated(ctx, request, 'The API key is not valid');
     }
     const token = await findOrgToken(ctx, key);
-    if (!token) throw new ApiError('UNAUTHENTICATED', 'The organization token is not valid or was revoked');
-    await limit(ctx, reply, `org:${token.id}`, ctx.config.orgRateLimitPerMinute);
+    if (!token) return unauthenticated(ctx, request, 'The organization token is not valid or was revoked');
+    await limit(ctx, `org:${token.id}`, ctx.config.orgRateLimitPerMinute);
     if (!token.scopes.includes(scope)) {
       throw new ApiError('INSUFFICIENT_SCOPE', `This route needs the scope ${scope}`);
     }
@@ -145,13 +169,13 @@ export function requireOrg(ctx: AppContext, scope: OrgScope) {
     touch(ctx, token.id, () =>
       ctx.db.update(orgTokens).set({ lastUsedAt: new Date() }).where(eq(orgTokens.id, token.id)),
     );
-  };
+  });
 }
 
 /** Project routes (issuing, status, documents, webhooks, lookups): active `svc_` keys of active projects. */
 export function requireProject(ctx: AppContext, scope: ProjectScope) {
-  return async (request: FastifyRequest, reply: FastifyReply) => {
-    const key = readKey(request);
+  return authHook(async (request, _reply) => {
+    const key = await readKey(ctx, request);
     const kind = keyKindOf(key);
     if (kind !== 'project') {
       if (kind === 'org' && (await findOrgToken(ctx, key))) {
@@ -160,11 +184,11 @@ export function requireProject(ctx: AppContext, scope: ProjectScope) {
       if (kind === 'admin' && constantTimeEqual(key, ctx.config.adminKey)) {
         throw new ApiError('WRONG_KEY_KIND', 'This route needs a project API key (svc_…)');
       }
-      throw new ApiError('UNAUTHENTICATED', 'The API key is not valid');
+      return unauthenticated(ctx, request, 'The API key is not valid');
     }
     const row = await findProjectKey(ctx, key);
-    if (!row) throw new ApiError('UNAUTHENTICATED', 'The API key is not valid or was revoked');
-    await limit(ctx, reply, `key:${row.id}`, row.rate);
+    if (!row) return unauthenticated(ctx, request, 'The API key is not valid or was revoked');
+    await limit(ctx, `key:${row.id}`, row.rate);
     if (!row.scopes.includes(scope)) {
       throw new ApiError('INSUFFICIENT_SCOPE', `This route needs the scope ${scope}`);
     }
@@ -177,19 +201,19 @@ export function requireProject(ctx: AppContext, scope: ProjectScope) {
       project: row.project,
     };
     touch(ctx, row.id, () => ctx.db.update(apiKeys).set({ lastUsedAt: new Date() }).where(eq(apiKeys.id, row.id)));
-  };
+  });
 }
 
 /** Operator routes: the `NFSE_ADMIN_KEY`. */
 export function requireAdmin(ctx: AppContext) {
-  return async (request: FastifyRequest) => {
-    const key = readKey(request);
+  return authHook(async (request) => {
+    const key = await readKey(ctx, request);
     if (!constantTimeEqual(hashKey(key), hashKey(ctx.config.adminKey))) {
-      if (keyKindOf(key) === 'admin') throw new ApiError('UNAUTHENTICATED', 'The operator key is not valid');
-      throw new ApiError('UNAUTHENTICATED', 'Operator routes need the operator key (svc_admin_…)');
+      if (keyKindOf(key) === 'admin') return unauthenticated(ctx, request, 'The operator key is not valid');
+      return unauthenticated(ctx, request, 'Operator routes need the operator key (svc_admin_…)');
     }
     request.principal = { kind: 'admin' };
-  };
+  });
 }
 
 export function orgPrincipal(request: FastifyRequest) {

@@ -30,9 +30,31 @@ export const IdParams = Type.Object({ id: Type.String({ description: 'Resource i
 
 export const Pagination = Type.Object({ page: Type.Integer(), limit: Type.Integer(), total: Type.Integer() });
 
+export const MAX_PAGE = 1_000_000;
+export const MAX_PAGE_SIZE = 100;
+
+/**
+ * The one pagination of the API (spec 8: page size default 20, max 100). Both bounds are checked, so the
+ * offset `(page - 1) * limit` always fits the database (a page of 1e21 is a 400, not a 500). Spread it into a
+ * route's querystring object: `Type.Object({ ...PageQuery, other })`.
+ */
 export const PageQuery = {
-  page: Type.Optional(Type.Integer({ minimum: 1, default: 1, description: 'Page number, from 1' })),
-  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'Page size, max 100' })),
+  page: Type.Optional(
+    Type.Integer({ minimum: 1, maximum: MAX_PAGE, default: 1, description: `Page number, 1 to ${MAX_PAGE}` }),
+  ),
+  limit: Type.Optional(
+    Type.Integer({
+      minimum: 1,
+      maximum: MAX_PAGE_SIZE,
+      default: 20,
+      description: `Page size, 1 to ${MAX_PAGE_SIZE} (default 20)`,
+    }),
+  ),
 };
+
+/** The page and size of a query validated with `PageQuery` (defaults when absent). */
+export function pageOf(query: { page?: number; limit?: number }): { page: number; limit: number } {
+  return { page: query.page ?? 1, limit: query.limit ?? 20 };
+}
 
 export const isUuid = (value: string) => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(value);

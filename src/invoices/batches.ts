@@ -30,7 +30,9 @@ export const BatchStatusSchema = Type.Object(
         referencia: Type.Union([Type.String(), Type.Null()]),
         pdfUrl: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'When issued and cached' })),
         chNFSe: Type.Optional(Type.String({ description: 'When issued' })),
+        numeroNfse: Type.Optional(Type.String({ description: 'NFS-e number, when issued' })),
         errorCode: Type.Optional(Type.String({ description: 'When in error' })),
+        errorMessage: Type.Optional(Type.String({ description: 'When in error: the message of errorCode' })),
       }),
       { description: 'The items in request order' },
     ),
@@ -56,6 +58,8 @@ export async function findBatchStatus(ctx: AppContext, projectId: string, orgId:
           status: invoices.status,
           referencia: invoices.referencia,
           chNfse: invoices.chNfse,
+          numeroNfse: invoices.numeroNfse,
+          errorMessage: invoices.errorMessage,
           pdfKey: invoices.pdfKey,
           errorCode: invoices.errorCode,
         })
@@ -81,10 +85,12 @@ export async function findBatchStatus(ctx: AppContext, projectId: string, orgId:
     if (row.status === 'issued' || row.status === 'cancelled') {
       issued++;
       item.chNFSe = row.chNfse ?? undefined;
+      item.numeroNfse = row.numeroNfse ?? undefined;
       item.pdfUrl = documentUrl(ctx, row.pdfKey, base);
     } else if (row.status === 'error') {
       errors++;
       item.errorCode = row.errorCode ?? 'UNKNOWN';
+      item.errorMessage = row.errorMessage ?? '';
     }
     return item;
   });

@@ -1,8 +1,11 @@
 import { and, eq, inArray, isNull, or } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
+import { storageBaseUrlOf } from '../db/repositories/invoices.ts';
 import { invoices } from '../db/schema.ts';
 import type { CancellationRecord } from '../engines/types.ts';
 import { recordEvent } from '../events/outbox.ts';
+import { newDocumentKey } from '../storage/types.ts';
+import { documentUrl } from './views.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
 
@@ -37,8 +40,8 @@ export async function requestCancellation(
           eq(invoices.id, input.invoiceId),
           eq(invoices.projectId, input.projectId),
           eq(invoices.status, 'issued'),
-          // a refused cancellation may be asked again; one in progress may not
-          or(isNull(invoices.cancellationStatus), eq(invoices.cancellationStatus, 'rejected')),
+          // a refused (or failed) cancellation may be asked again; one in progress may not
+          or(isNull(invoices.cancellationStatus), inArray(invoices.cancellationStatus, ['rejected', 'failed'])),
         ),
       )
       .returning();
@@ -60,15 +63,30 @@ export async function requestCancellation(
   return result;
 }
 
-/** The government registered the cancellation: state, event and the documents job in one transaction. */
+/**
+ * The government registered the cancellation. Its event XML is stored first (document storage), then state,
+ * cancellation XML key, `nfse.cancelled` (carrying `cancelXmlUrl`) and the documents job (the watermarked PDF,
+ * which writes no further `nfse.documents_ready`: spec 6 allows two per invoice) go in one transaction. When the
+ * transaction does not apply (already cancelled by a concurrent job), the stored copy is deleted again; when the
+ * storage put fails, the error is thrown and the job retried (the reconciliation query runs first).
+ */
 export async function finishCancelled(ctx: AppContext, invoiceId: string, record: CancellationRecord): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
+  const [current] = await ctx.db
+    .select({ projectId: invoices.projectId, chNfse: invoices.chNfse })
+    .from(invoices)
+    .where(eq(invoices.id, invoiceId))
+    .limit(1);
+  if (!current) return;
+  const key = newDocumentKey(current.projectId, `${current.chNfse ?? invoiceId}-cancelamento.xml`);
+  await ctx.storage.put(key, Buffer.from(record.xml, 'utf8'), 'application/xml; charset=utf-8');
+  const applied = await ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(invoices)
       .set({
         status: 'cancelled',
         cancelledAt: record.cancelledAt,
         cancelXml: record.xml,
+        cancelXmlKey: key,
         cancellationStatus: 'done',
         cancelErrorCode: null,
         cancelErrorMessage: null,
@@ -76,15 +94,23 @@ export async function finishCancelled(ctx: AppContext, invoiceId: string, record
       })
       .where(and(eq(invoices.id, invoiceId), eq(invoices.status, 'issued')))
       .returning();
-    if (!row) return;
+    if (!row) return false;
+    const base = await storageBaseUrlOf(tx, row.orgId);
     await recordEvent(tx, ctx.queue, {
       projectId: row.projectId,
       type: 'nfse.cancelled',
       invoiceId: row.id,
-      data: { invoiceId: row.id, numeroNfse: row.numeroNfse, cancelledAt: record.cancelledAt.toISOString() },
+      data: {
+        invoiceId: row.id,
+        numeroNfse: row.numeroNfse,
+        cancelledAt: record.cancelledAt.toISOString(),
+        cancelXmlUrl: documentUrl(ctx, key, base),
+      },
     });
     await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'cancellation' }, { tx });
+    return true;
   });
+  if (!applied) await ctx.storage.delete(key).catch(() => undefined);
 }
 
 /** The government refused (or never answered): the invoice stays issued and shows why. */
@@ -108,4 +134,27 @@ export async function finishCancellationRejected(
         inArray(invoices.cancellationStatus, ['requested']),
       ),
     );
+}
+
+/**
+ * The cancellation job ran out of attempts with an internal failure (the catalogue's on-exhausted step): the
+ * invoice stays issued, `cancellation.status` becomes `failed` with the code (it may be asked again; the job
+ * asks the government for the event before sending anything, so a retry never cancels twice).
+ */
+export async function finishCancellationFailed(
+  ctx: AppContext,
+  invoiceId: string,
+  error: { errorCode: string; errorMessage: string },
+): Promise<boolean> {
+  const rows = await ctx.db
+    .update(invoices)
+    .set({
+      cancellationStatus: 'failed',
+      cancelErrorCode: error.errorCode,
+      cancelErrorMessage: error.errorMessage,
+      updatedAt: new Date(),
+    })
+    .where(and(eq(invoices.id, invoiceId), eq(invoices.status, 'issued'), eq(invoices.cancellationStatus, 'requested')))
+    .returning({ id: invoices.id });
+  return rows.length > 0;
 }

@@ -4,6 +4,7 @@ import type { Tx } from '../db/client.ts';
 import { batches, invoices } from '../db/schema.ts';
 import type { GovernmentError, IssuedDocument } from '../engines/types.ts';
 import { recordEvent } from '../events/outbox.ts';
+import { rememberBreakdownText } from './municipal-parameters.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
 
@@ -67,6 +68,8 @@ export async function finishIssued(ctx: AppContext, invoiceId: string, issued: I
     await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'emission' }, { tx });
     await completeBatchIfDone(ctx, tx, row);
   });
+  // the municipality's text of the breakdown (xTribMun), which the ADN API does not publish (GET /codigos)
+  await rememberBreakdownText(ctx, issued.ambiente, issued.xml);
   ctx.queue.wake('invoice.documents');
   ctx.queue.wake('events.dispatch');
 }

@@ -4,19 +4,23 @@ import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/client.ts';
 import { consumeCredits } from '../db/repositories/organizations.ts';
 import { batches, idempotencyKeys, invoices } from '../db/schema.ts';
+import type { Warning } from '../domain/warnings.ts';
 import { API_PREFIX } from '../http/route.ts';
 
 /**
  * Accepting work (POST /emitir and /emitir/batch). An accepted invoice is durable before the 202: its
  * row, its credit and its job are committed in one transaction. Concurrent requests are committed
  * together (micro-batched: one transaction for everything that arrived in the same few milliseconds),
- * which keeps acceptance fast without giving up durability.
+ * which keeps acceptance fast without giving up durability. A group whose transaction fails is retried member by
+ * member, so a request the database refuses fails alone.
  */
 export interface InvoiceDraft {
   id: string;
   request: Record<string, unknown>;
   referencia: string | null;
   batchIndex?: number;
+  /** Adjustments made on the caller's behalf (domain/warnings.ts), stored on the row and shown in the status. */
+  warnings: Warning[];
 }
 
 export interface Acceptance {
@@ -56,7 +60,8 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
     if (list) list.push(i);
     else byOrg.set(a.orgId, [i]);
   }
-  for (const [orgId, indexes] of byOrg) {
+  // organizations in one fixed order: two groups in flight never lock the same rows in opposite orders (deadlock)
+  for (const [orgId, indexes] of [...byOrg].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
     const total = indexes.reduce((n, i) => n + items[i]!.drafts.length, 0);
     if (await consumeCredits(tx, orgId, total)) continue;
     for (const i of indexes) {
@@ -79,6 +84,7 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
         engine: a.engine,
         referencia: d.referencia,
         request: d.request,
+        warnings: d.warnings,
         ambiente: a.ambiente,
       });
     }
@@ -93,6 +99,13 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
     );
   }
   return results;
+}
+
+/** PostgreSQL's deadlock_detected and serialization_failure: the same transaction may succeed when run again. */
+function isTransientDatabaseError(err: unknown): boolean {
+  const code =
+    (err as { code?: string; cause?: { code?: string } })?.code ?? (err as { cause?: { code?: string } })?.cause?.code;
+  return code === '40P01' || code === '40001';
 }
 
 export class InvoiceIntake {
@@ -121,27 +134,60 @@ export class InvoiceIntake {
   private flush() {
     const group = this.pending.splice(0, InvoiceIntake.MAX_GROUP);
     this.flushing++;
-    this.ctx.db
-      .transaction((tx) =>
-        writeAcceptances(
-          this.ctx,
-          tx,
-          group.map((p) => p.acceptance),
-        ),
-      )
-      .then(
-        (results) => {
-          this.ctx.queue.wake('invoice.issue');
-          for (const [i, p] of group.entries()) p.resolve(results[i]!);
-        },
-        (err) => {
-          for (const p of group) p.reject(err);
-        },
-      )
-      .finally(() => {
-        this.flushing--;
-        this.maybeFlush();
-      });
+    this.commitGroup(group).finally(() => {
+      this.flushing--;
+      this.maybeFlush();
+    });
+  }
+
+  /**
+   * One transaction for the whole group. If it fails, nobody's work was committed, and the failure may belong
+   * to a single member (a row the database refuses): each member is then retried in a transaction of its own,
+   * so one bad acceptance can only fail itself, never the other requests (or tenants) that shared its group.
+   */
+  private async commitGroup(group: Pending[]): Promise<void> {
+    try {
+      const results = await this.write(group);
+      for (const [i, p] of group.entries()) p.resolve(results[i]!);
+      return;
+    } catch (err) {
+      if (group.length === 1) {
+        group[0]!.reject(err);
+        return;
+      }
+      // the error's code and message only: a driver's detail may quote the refused row (personal data)
+      const { code, message } = err as { code?: string; message?: string };
+      this.ctx.logger.warn(
+        { error: { code, message }, members: group.length },
+        'intake group commit failed; committing its members one by one',
+      );
+    }
+    for (const member of group) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const [result] = await this.write([member]);
+          member.resolve(result!);
+          break;
+        } catch (err) {
+          // a deadlock or serialization failure is the database's, not the member's: try it again a few times
+          if (attempt < 3 && isTransientDatabaseError(err)) continue;
+          member.reject(err);
+          break;
+        }
+      }
+    }
+  }
+
+  private async write(group: Pending[]): Promise<AcceptResult[]> {
+    const results = await this.ctx.db.transaction((tx) =>
+      writeAcceptances(
+        this.ctx,
+        tx,
+        group.map((p) => p.acceptance),
+      ),
+    );
+    this.ctx.queue.wake('invoice.issue');
+    return results;
   }
 
   /**

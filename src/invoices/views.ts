@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import type { AppContext } from '../context.ts';
 import type { invoices } from '../db/schema.ts';
+import { WarningListSchema } from '../domain/warnings.ts';
 import { API_PREFIX } from '../http/route.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
@@ -28,7 +29,15 @@ export const InvoiceStatusSchema = Type.Object(
     issuedAt: Type.Optional(Type.String({ format: 'date-time', description: 'Alias of emittedAt' })),
     ambiente: Type.Optional(Type.Union([Type.Literal('producao'), Type.Literal('homologacao')])),
     documentsCached: Type.Boolean(),
-    documentStatus: Type.Union([Type.Literal('partial'), Type.Literal('complete'), Type.Null()]),
+    documentStatus: Type.Union(
+      [Type.Literal('partial'), Type.Literal('complete'), Type.Literal('failed'), Type.Null()],
+      {
+        description:
+          'partial: XML stored; complete: XML and PDF stored; failed: the documents job ran out of attempts ' +
+          '(documentsErrorCode says why; GET /xml and /pdf still answer, rendered on the fly)',
+      },
+    ),
+    documentsErrorCode: Type.Optional(Type.String({ description: 'Why the documents could not be stored' })),
     pdfUrl: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     xmlUrl: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     errorCode: Type.Optional(Type.String()),
@@ -47,7 +56,14 @@ export const InvoiceStatusSchema = Type.Object(
     cancellation: Type.Optional(
       Type.Object(
         {
-          status: Type.Union([Type.Literal('requested'), Type.Literal('rejected'), Type.Literal('done')]),
+          status: Type.Union(
+            [Type.Literal('requested'), Type.Literal('rejected'), Type.Literal('failed'), Type.Literal('done')],
+            {
+              description:
+                'requested → done | rejected (the government refused) | failed (internal failure after the retries ' +
+                'ran out: INTERNAL_PROCESSING_FAILED); rejected and failed may be requested again',
+            },
+          ),
           requestedAt: Type.Union([Type.String(), Type.Null()]),
           motivo: Type.Union([Type.String(), Type.Null()]),
           errorCode: Type.Union([Type.String(), Type.Null()]),
@@ -56,6 +72,7 @@ export const InvoiceStatusSchema = Type.Object(
         { description: 'Present once a cancellation was requested; a refusal leaves the invoice issued' },
       ),
     ),
+    warnings: WarningListSchema,
     links: Type.Object({
       self: Type.String(),
       xml: Type.String(),
@@ -85,7 +102,8 @@ export function invoiceStatusView(ctx: AppContext, row: InvoiceRow, storageBaseU
     serie: row.serie,
     numeroDps: row.nDps,
     documentsCached: row.documentsCached,
-    documentStatus: (row.documentsStatus as 'partial' | 'complete' | null) ?? null,
+    warnings: row.warnings ?? [],
+    documentStatus: (row.documentsStatus as 'partial' | 'complete' | 'failed' | null) ?? null,
     links: { self: `${base}/status`, xml: `${base}/xml`, pdf: `${base}/pdf` },
   };
   if (issued) {
@@ -100,6 +118,7 @@ export function invoiceStatusView(ctx: AppContext, row: InvoiceRow, storageBaseU
     view.xmlUrl = documentUrl(ctx, row.xmlKey, storageBaseUrl);
     view.pdfUrl = documentUrl(ctx, row.pdfKey, storageBaseUrl);
   }
+  if (row.documentsStatus === 'failed' && row.documentsErrorCode) view.documentsErrorCode = row.documentsErrorCode;
   if (row.status === 'error') {
     view.errorCode = row.errorCode ?? 'UNKNOWN';
     view.errorMessage = row.errorMessage ?? '';

@@ -14,9 +14,28 @@ export interface JobPayloads {
   'events.dispatch': { eventId: string };
   /** One attempt of a webhook delivery. */
   'webhook.deliver': { deliveryId: string };
+  /** One check of a white-label domain's CNAME (reschedules itself while pending; `check` counts them). */
+  'domain.verify': { orgId: string; storageBaseUrl: string; check: number };
 }
 
 export type JobName = keyof JobPayloads;
+
+/**
+ * What happens to a job's subject when the job throws on its last allowed attempt (a database blip, a
+ * builder bug): the subject is moved to a terminal, visible state and the event is written, so nothing
+ * stays `processing` forever. Declared here beside the retry policy; carried out by `jobs/workers.ts`.
+ */
+export type ExhaustedStep =
+  /** the invoice ends in `error` with `code`, `nfse.error` is written and its batch may complete */
+  | { action: 'fail-invoice'; code: string }
+  /** the invoice stays issued; `cancellation.status` becomes `failed` with `code` (it may be asked again) */
+  | { action: 'fail-cancellation'; code: string }
+  /** the invoice stays issued; its `documentStatus` becomes `failed` with `code` (the on-the-fly routes still serve it) */
+  | { action: 'fail-documents'; code: string }
+  /** the white-label domain's verification ends `failed` with `code` and the reason */
+  | { action: 'fail-domain-verification'; code: string }
+  /** nothing to end: the subject records its own state (`reason` says where) */
+  | { action: 'none'; reason: string };
 
 export interface JobPolicy {
   /** attempts after the first */
@@ -28,7 +47,11 @@ export interface JobPolicy {
   expireInSeconds: number;
   /** the worker refreshes a heartbeat while it runs; a job whose worker died (kill -9) is retried after this */
   heartbeatSeconds?: number;
+  /** the step run once the job has run out of attempts, thrown or expired (from its dead-letter queue) */
+  onExhausted: ExhaustedStep;
 }
+
+const INTERNAL = 'INTERNAL_PROCESSING_FAILED';
 
 export const JOB_POLICIES: Record<JobName, JobPolicy> = {
   'invoice.issue': {
@@ -38,6 +61,7 @@ export const JOB_POLICIES: Record<JobName, JobPolicy> = {
     retryDelayMaxSeconds: 300,
     expireInSeconds: 120,
     heartbeatSeconds: 10,
+    onExhausted: { action: 'fail-invoice', code: INTERNAL },
   },
   'invoice.cancel': {
     retryLimit: 10,
@@ -46,6 +70,7 @@ export const JOB_POLICIES: Record<JobName, JobPolicy> = {
     retryDelayMaxSeconds: 300,
     expireInSeconds: 120,
     heartbeatSeconds: 10,
+    onExhausted: { action: 'fail-cancellation', code: INTERNAL },
   },
   'invoice.documents': {
     retryLimit: 6,
@@ -53,11 +78,34 @@ export const JOB_POLICIES: Record<JobName, JobPolicy> = {
     retryBackoff: true,
     retryDelayMaxSeconds: 120,
     expireInSeconds: 120,
+    onExhausted: { action: 'fail-documents', code: INTERNAL },
   },
-  'events.dispatch': { retryLimit: 20, retryDelaySeconds: 1, retryBackoff: true, expireInSeconds: 60 },
+  'events.dispatch': {
+    retryLimit: 20,
+    retryDelaySeconds: 1,
+    retryBackoff: true,
+    expireInSeconds: 60,
+    onExhausted: { action: 'none', reason: 'the outbox event stays undispatched and is logged' },
+  },
   // webhook attempts are scheduled by the delivery itself (0, 1, 5, 30, 120 min); the job only retries
   // when the worker crashed mid-attempt
-  'webhook.deliver': { retryLimit: 3, retryDelaySeconds: 5, retryBackoff: false, expireInSeconds: 60 },
+  'webhook.deliver': {
+    retryLimit: 3,
+    retryDelaySeconds: 5,
+    retryBackoff: false,
+    expireInSeconds: 60,
+    onExhausted: { action: 'none', reason: 'the delivery keeps its own schedule (next_attempt_at) and history' },
+  },
+  // a thrown check is a DNS server that cannot be queried; a wrong or missing CNAME is an answer, rescheduled by
+  // the job itself (NFSE_DOMAIN_VERIFICATION_RETRY_SECONDS)
+  'domain.verify': {
+    retryLimit: 5,
+    retryDelaySeconds: 5,
+    retryBackoff: true,
+    retryDelayMaxSeconds: 600,
+    expireInSeconds: 60,
+    onExhausted: { action: 'fail-domain-verification', code: 'DNS_UNAVAILABLE' },
+  },
 };
 
 export const JOB_NAMES = Object.keys(JOB_POLICIES) as JobName[];

@@ -22,6 +22,42 @@ export interface JobContext {
 /** A handler that throws asks for a retry under the job's policy; returning settles the job. */
 export type JobHandler<N extends JobName> = (data: JobPayloads[N], job: JobContext) => Promise<void>;
 
+/**
+ * Run once a job has run out of attempts, however its last attempt ended (the handler threw, or the attempt
+ * expired: worker killed, hung past expireInSeconds, heartbeat lost). `reason` is what pg-boss recorded for the
+ * last attempt (the thrown message, "job timed out", "job heartbeat timeout"). May run more than once for one
+ * job (a crash of the dead-letter worker retries it), so it must be idempotent.
+ */
+export type ExhaustedHandler<N extends JobName> = (data: JobPayloads[N], reason: string) => Promise<void>;
+
+/**
+ * The dead-letter queue of a job: pg-boss copies a job there, with its original payload, in the same statement
+ * that marks it `failed` for good, whichever way that happened (fail() after a throw, or its supervisor expiring
+ * an attempt by timeout or heartbeat).
+ */
+export function deadLetterQueueOf(name: JobName): string {
+  return `${name}.exhausted`;
+}
+
+/** The retry policy of the dead-letter queues: an on-exhausted step that throws (database blip) is retried. */
+const DEAD_LETTER_POLICY = {
+  retryLimit: 20,
+  retryDelay: 5,
+  retryBackoff: true,
+  retryDelayMax: 300,
+  expireInSeconds: 60,
+};
+
+export interface QueueOptions {
+  /**
+   * Caps every job's retryLimit (tests use 1 so a failing job runs out of attempts in seconds); null keeps
+   * the catalogue's policies.
+   */
+  retryLimitMax?: number | null;
+  /** Caps every job's expireInSeconds (tests use 2 so a hung attempt expires in seconds); null keeps the policies. */
+  expireSecondsMax?: number | null;
+}
+
 /** The PostgreSQL-backed job queue (pg-boss), on PGlite in embedded mode and on PostgreSQL in production. */
 export class JobQueue {
   private readonly boss: PgBoss;
@@ -29,7 +65,12 @@ export class JobQueue {
 
   private readonly options: ConstructorParameters<typeof PgBoss>[0];
 
-  constructor(database: Database) {
+  private readonly retryLimitMax: number | null;
+  private readonly expireSecondsMax: number | null;
+
+  constructor(database: Database, queueOptions: QueueOptions = {}) {
+    this.retryLimitMax = queueOptions.retryLimitMax ?? null;
+    this.expireSecondsMax = queueOptions.expireSecondsMax ?? null;
     const connection = database.queueConnection;
     this.options = {
       ...('db' in connection ? { db: connection.db } : { connectionString: connection.connectionString, max: 4 }),
@@ -47,6 +88,17 @@ export class JobQueue {
 
   onError?: (err: unknown) => void;
 
+  /** The catalogue's policy of a job, with the configured caps on its retries and expiry (tests). */
+  policy(name: JobName) {
+    const p = JOB_POLICIES[name];
+    return {
+      ...p,
+      retryLimit: this.retryLimitMax === null ? p.retryLimit : Math.min(p.retryLimit, this.retryLimitMax),
+      expireInSeconds:
+        this.expireSecondsMax === null ? p.expireInSeconds : Math.min(p.expireInSeconds, this.expireSecondsMax),
+    };
+  }
+
   async start(): Promise<void> {
     if (this.started) return;
     // Queues are created by a short-lived instance first, so the real one caches every queue when it
@@ -59,7 +111,12 @@ export class JobQueue {
     await setup.start();
     try {
       for (const name of JOB_NAMES) {
-        const p = JOB_POLICIES[name];
+        // the dead-letter queue first: a queue's deadLetter must name an existing queue
+        const dead = deadLetterQueueOf(name);
+        const deadOptions = { ...DEAD_LETTER_POLICY, notify: true };
+        if (await setup.getQueue(dead)) await setup.updateQueue(dead, deadOptions);
+        else await setup.createQueue(dead, deadOptions);
+        const p = this.policy(name);
         const options = {
           retryLimit: p.retryLimit,
           retryDelay: p.retryDelaySeconds,
@@ -68,6 +125,7 @@ export class JobQueue {
           expireInSeconds: p.expireInSeconds,
           ...(p.heartbeatSeconds !== undefined ? { heartbeatSeconds: p.heartbeatSeconds } : {}),
           notify: true,
+          deadLetter: dead,
         };
         const existing = await setup.getQueue(name);
         if (existing) await setup.updateQueue(name, options);
@@ -103,16 +161,19 @@ export class JobQueue {
     );
   }
 
-  private readonly loops = new Map<JobName, WorkerLoop>();
+  private readonly loops = new Map<string, WorkerLoop>();
 
   /**
    * Runs up to `concurrency` jobs of a queue at once in this process: one poller fetches as many jobs as
    * there are free slots, each job is settled on its own (complete / fail → retry policy), and a freed
    * slot is refilled at once (no batch waits for its slowest job). Jobs with a heartbeat policy are
    * touched while they run, so a job whose process died is handed to another worker soon after.
+   *
+   * A job that runs out of attempts is not ended here: pg-boss copies it to its dead-letter queue, and
+   * `workExhausted` runs the on-exhausted step from there (one path for a thrown and an expired last attempt).
    */
   async work<N extends JobName>(name: N, concurrency: number, handler: JobHandler<N>): Promise<void> {
-    const policy = JOB_POLICIES[name];
+    const policy = this.policy(name);
     const loop = new WorkerLoop(concurrency, async () => {
       let jobs: { id: string; data: unknown; retryCount?: number }[] = [];
       try {
@@ -130,17 +191,16 @@ export class JobQueue {
                 (policy.heartbeatSeconds * 1000) / 2,
               )
             : null;
+          const isLastAttempt = attempt.retryCount >= policy.retryLimit;
           try {
-            await handler(job.data as JobPayloads[N], {
-              id: job.id,
-              retryCount: attempt.retryCount,
-              isLastAttempt: attempt.retryCount >= policy.retryLimit,
-            });
+            await handler(job.data as JobPayloads[N], { id: job.id, retryCount: attempt.retryCount, isLastAttempt });
             await this.boss.complete(name, attempt).catch((err: unknown) => this.onError?.(err));
           } catch (err) {
             this.onError?.(err);
             const message = err instanceof Error ? err.message : String(err);
             await this.boss.fail(name, attempt, { message }).catch((e: unknown) => this.onError?.(e));
+            // on the last attempt the fail above also queued the dead-letter copy: end the subject now
+            if (isLastAttempt) this.loops.get(deadLetterQueueOf(name))?.wake();
           } finally {
             if (heartbeat) clearInterval(heartbeat);
           }
@@ -149,6 +209,40 @@ export class JobQueue {
       return jobs.length > 0 ? 'fetched' : 'empty';
     });
     this.loops.set(name, loop);
+    loop.start();
+  }
+
+  /**
+   * Runs the on-exhausted step of a job from its dead-letter queue, with the original payload. Any worker
+   * process may take a copy (SKIP LOCKED, like every queue); a step that throws is retried under the
+   * dead-letter policy. The steps are idempotent, so a copy run twice ends its subject once.
+   */
+  async workExhausted<N extends JobName>(name: N, onExhausted: ExhaustedHandler<N>): Promise<void> {
+    const queue = deadLetterQueueOf(name);
+    const loop = new WorkerLoop(1, async () => {
+      let jobs: { id: string; data: unknown; retryCount?: number; sourceOutput?: unknown }[] = [];
+      try {
+        jobs = (await this.boss.fetch(queue, { batchSize: 1, includeMetadata: true } as never)) as never;
+      } catch (err) {
+        this.onError?.(err);
+        return 'error';
+      }
+      for (const job of jobs) {
+        loop.run(async () => {
+          const attempt = { id: job.id, retryCount: job.retryCount ?? 0 };
+          try {
+            await onExhausted(job.data as JobPayloads[N], reasonOf(job.sourceOutput));
+            await this.boss.complete(queue, attempt).catch((err: unknown) => this.onError?.(err));
+          } catch (err) {
+            this.onError?.(err);
+            const message = err instanceof Error ? err.message : String(err);
+            await this.boss.fail(queue, attempt, { message }).catch((e: unknown) => this.onError?.(e));
+          }
+        });
+      }
+      return jobs.length > 0 ? 'fetched' : 'empty';
+    });
+    this.loops.set(queue, loop);
     loop.start();
   }
 
@@ -165,6 +259,13 @@ export class JobQueue {
     this.loops.clear();
     await this.boss.stop({ graceful: options.graceful ?? true, timeout: timeoutMs, close: true });
   }
+}
+
+/** The message pg-boss stored as the output of a failed job (`{message}` from fail(), `{value: {message}}` by expiry). */
+function reasonOf(output: unknown): string {
+  const o = output as { message?: unknown; value?: { message?: unknown } } | null | undefined;
+  const message = o?.message ?? o?.value?.message;
+  return typeof message === 'string' ? message : 'unknown';
 }
 
 /** A fetch loop with a fixed number of slots. */

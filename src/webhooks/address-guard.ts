@@ -106,8 +106,9 @@ function v4FromInt(n: number): string {
 
 /**
  * Why an IP address is not a public unicast address, or null when it is. IPv6 forms that embed an IPv4
- * address (IPv4-mapped `::ffff:a.b.c.d`, IPv4-compatible `::a.b.c.d`, NAT64 `64:ff9b::/96`, 6to4
- * `2002::/16`) are judged by the embedded address.
+ * address (IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d`, IPv4-compatible `::a.b.c.d`,
+ * NAT64 `64:ff9b::/96` and `64:ff9b:1::/48`, 6to4 `2002::/16`, Teredo `2001::/32`, ISATAP `…:5efe:a.b.c.d`) are
+ * judged by the embedded address; local-use NAT64 and Teredo are refused whatever they embed.
  */
 export function forbiddenAddressReason(ip: string): string | null {
   const kind = isIP(ip.split('%')[0]!);
@@ -119,18 +120,35 @@ export function forbiddenAddressReason(ip: string): string | null {
   if (kind !== 6) return 'not an IP address';
   const value = ipv6ToBigInt(ip);
   const low32 = Number(value & 0xffffffffn);
-  // ::ffff:0:0/96 (mapped) and ::/96 (compatible, deprecated) carry an IPv4 address in the low 32 bits
-  if (value >> 32n === 0xffffn || (value >> 32n === 0n && value > 1n)) {
-    const inner = forbiddenAddressReason(v4FromInt(low32));
-    return inner ? `${inner} (IPv4-mapped)` : null;
+  const embedded = (v4: number, form: string): string | null => {
+    const inner = forbiddenAddressReason(v4FromInt(v4));
+    return inner ? `${inner} (${form} ${v4FromInt(v4)})` : null;
+  };
+  // ::ffff:0:0/96 (IPv4-mapped), ::ffff:0:0:0/96 (IPv4-translated, SIIT) and ::/96 (IPv4-compatible, deprecated)
+  // carry an IPv4 address in the low 32 bits
+  if (value >> 32n === 0xffffn) return embedded(low32, 'IPv4-mapped');
+  if (value >> 32n === 0xffff0000n) return embedded(low32, 'IPv4-translated');
+  if (value >> 32n === 0n && value > 1n) return embedded(low32, 'IPv4-compatible');
+  // NAT64 well-known prefix 64:ff9b::/96: the IPv4 address in the low 32 bits
+  if (inV6Block(value, '64:ff9b::', 96)) return embedded(low32, 'NAT64');
+  // NAT64 local-use 64:ff9b:1::/48 (RFC 8215): a translator of a private network, never a public target
+  if (inV6Block(value, '64:ff9b:1::', 48)) return 'a local-use NAT64 address';
+  // 6to4 2002::/16: the IPv4 address in bits 16-47
+  if (inV6Block(value, '2002::', 16)) return embedded(Number((value >> 80n) & 0xffffffffn), '6to4');
+  // Teredo 2001::/32: the server's IPv4 in bits 32-63, the client's (inverted) in the low 32 bits; a tunnel,
+  // never a webhook target even when both are public
+  if (inV6Block(value, '2001::', 32)) {
+    return (
+      embedded(Number((value >> 64n) & 0xffffffffn), 'Teredo server') ??
+      embedded(~low32 >>> 0, 'Teredo client') ??
+      'a Teredo tunnel address'
+    );
   }
-  if (inV6Block(value, '64:ff9b::', 96)) {
-    const inner = forbiddenAddressReason(v4FromInt(low32));
-    return inner ? `${inner} (NAT64)` : null;
-  }
-  if (inV6Block(value, '2002::', 16)) {
-    const inner = forbiddenAddressReason(v4FromInt(Number((value >> 80n) & 0xffffffffn)));
-    return inner ? `${inner} (6to4)` : null;
+  // ISATAP: an interface identifier 0000:5efe or 0200:5efe followed by the IPv4 address
+  const isatap = Number((value >> 32n) & 0xfdffffffn);
+  if (isatap === 0x5efe) {
+    const inner = embedded(low32, 'ISATAP');
+    if (inner) return inner;
   }
   for (const [base, prefix, reason] of IPV6_BLOCKS) if (inV6Block(value, base, prefix)) return reason;
   return null;

@@ -115,12 +115,71 @@ async function withEndpoints(ctx: AppContext, rows: DeliveryRow[]): Promise<Clai
   return rows.map((delivery) => ({ delivery, endpoint: byId.get(delivery.endpointId) ?? null }));
 }
 
+/**
+ * The claim's mark of an attempt in flight: kept when already set, since a mark still there at a claim is an attempt
+ * that never recorded its outcome (its process died); `recordInterrupted` writes it into the history.
+ */
+function claimStart(now: Date) {
+  return sql`coalesce(${webhookDeliveries.attemptStartedAt}, ${now.toISOString()}::timestamptz)`;
+}
+
+/** Whether a claimed delivery carries the mark of an earlier attempt that never recorded its outcome. */
+function wasInterrupted(claimed: DeliveryRow): boolean {
+  return (
+    claimed.attemptStartedAt !== null &&
+    claimed.nextAttemptAt !== null &&
+    claimed.attemptStartedAt.getTime() < claimed.nextAttemptAt.getTime() - ATTEMPT_LEASE_MS
+  );
+}
+
+/**
+ * Writes an interrupted attempt (a worker died during it: the receiver may or may not have got it) into the
+ * delivery's history as a failed attempt, counted against its limit; returns the delivery as it now stands (null
+ * when someone else moved it on first).
+ */
+async function recordInterrupted(ctx: AppContext, claimed: DeliveryRow): Promise<DeliveryRow | null> {
+  const done = claimed.attemptCount + 1;
+  const now = ctx.now();
+  const exhausted = done >= claimed.attemptLimit;
+  const error = 'interrupted: the worker stopped during the attempt; its outcome is unknown';
+  return ctx.db.transaction(async (tx) => {
+    const [moved] = await tx
+      .update(webhookDeliveries)
+      .set({
+        attemptCount: done,
+        lastStatusCode: null,
+        lastError: error,
+        attemptStartedAt: exhausted ? null : now,
+        ...(exhausted ? { status: 'failed', nextAttemptAt: null, completedAt: now } : {}),
+      })
+      .where(
+        and(
+          eq(webhookDeliveries.id, claimed.id),
+          eq(webhookDeliveries.status, 'pending'),
+          eq(webhookDeliveries.attemptCount, claimed.attemptCount),
+        ),
+      )
+      .returning();
+    if (!moved) return null;
+    await tx.insert(webhookAttempts).values({
+      deliveryId: claimed.id,
+      attemptNumber: done,
+      attemptedAt: claimed.attemptStartedAt!,
+      statusCode: null,
+      durationMs: 0, // unknown: the process died before measuring it
+      error,
+      responseSnippet: null,
+    });
+    return moved;
+  });
+}
+
 /** Claims one delivery if its attempt is due now (see the lease above); null otherwise. */
 export async function claimDelivery(ctx: AppContext, deliveryId: string): Promise<ClaimedDelivery | null> {
   const now = ctx.now();
   const rows = await ctx.db
     .update(webhookDeliveries)
-    .set({ nextAttemptAt: new Date(now.getTime() + ATTEMPT_LEASE_MS) })
+    .set({ nextAttemptAt: new Date(now.getTime() + ATTEMPT_LEASE_MS), attemptStartedAt: claimStart(now) })
     .where(
       and(
         eq(webhookDeliveries.id, deliveryId),
@@ -147,7 +206,7 @@ export async function claimDueDeliveries(ctx: AppContext, limit: number): Promis
     if (due.length === 0) return [];
     return tx
       .update(webhookDeliveries)
-      .set({ nextAttemptAt: new Date(now.getTime() + ATTEMPT_LEASE_MS) })
+      .set({ nextAttemptAt: new Date(now.getTime() + ATTEMPT_LEASE_MS), attemptStartedAt: claimStart(now) })
       .where(
         inArray(
           webhookDeliveries.id,
@@ -181,7 +240,7 @@ export function deliveryHeaders(
 async function abandon(ctx: AppContext, claimed: DeliveryRow, reason: string): Promise<void> {
   await ctx.db
     .update(webhookDeliveries)
-    .set({ status: 'failed', nextAttemptAt: null, lastError: reason, completedAt: ctx.now() })
+    .set({ status: 'failed', nextAttemptAt: null, attemptStartedAt: null, lastError: reason, completedAt: ctx.now() })
     .where(
       and(
         eq(webhookDeliveries.id, claimed.id),
@@ -211,6 +270,7 @@ async function recordAttempt(
     with moved as (
       update webhook_deliveries
          set attempt_count = ${done}, status = ${status}, next_attempt_at = ${next}::timestamptz,
+             attempt_started_at = null,
              last_status_code = ${outcome.statusCode}::integer, last_error = ${outcome.error}::text,
              completed_at = ${completed}::timestamptz
        where id = ${claimed.id} and status = 'pending' and attempt_count = ${claimed.attemptCount}
@@ -233,9 +293,16 @@ export interface AttemptOptions {
 /** Runs the attempt of a claimed delivery and records it; the outcome is null when no attempt was made. */
 export async function attemptClaimedDelivery(
   ctx: AppContext,
-  { delivery, endpoint }: ClaimedDelivery,
+  claimed: ClaimedDelivery,
   options: AttemptOptions = {},
 ): Promise<AttemptOutcome | null> {
+  const { endpoint } = claimed;
+  let delivery = claimed.delivery;
+  if (wasInterrupted(delivery)) {
+    const moved = await recordInterrupted(ctx, delivery);
+    if (moved?.status !== 'pending') return null;
+    delivery = moved;
+  }
   if (!endpoint || endpoint.deletedAt) {
     await abandon(ctx, delivery, 'the endpoint was deleted');
     return null;
@@ -291,6 +358,7 @@ export async function sendTestDelivery(
       attemptLimit: 1,
       // claimed by this request from the start (the lease covers a crash mid-attempt)
       nextAttemptAt: new Date(now.getTime() + ATTEMPT_LEASE_MS),
+      attemptStartedAt: now,
       createdAt: now,
     })
     .returning();

@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.ts';
+import { work } from '../jobs/exhausted.ts';
 import { fanOutEvent, runDeliveryJob } from './deliveries.ts';
 import { startDeliveryPoller } from './poller.ts';
 
@@ -12,10 +13,10 @@ export async function registerWebhookWorkers(ctx: AppContext): Promise<() => Pro
   // attempts run up to 2n at once: they mostly wait on the network
   const poller = startDeliveryPoller(ctx, { concurrency: 2 * n });
   try {
-    await ctx.queue.work('events.dispatch', n, async (data) => {
+    await work(ctx, 'events.dispatch', n, async (data) => {
       if ((await fanOutEvent(ctx, data.eventId)) > 0) poller.wake();
     });
-    await ctx.queue.work('webhook.deliver', n, (data) => runDeliveryJob(ctx, data.deliveryId));
+    await work(ctx, 'webhook.deliver', n, (data) => runDeliveryJob(ctx, data.deliveryId));
   } catch (err) {
     await poller.stop();
     throw err;

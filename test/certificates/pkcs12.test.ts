@@ -1,9 +1,9 @@
-import { createHash, createSign, createVerify, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, createSign, createVerify, X509Certificate } from 'node:crypto';
 import { createSecureContext } from 'node:tls';
 import forge from 'node-forge';
 import { describe, expect, it } from 'vitest';
 import { createA1Certificate, createCertificateAuthority } from '../../src/certificates/generate.ts';
-import { readCertificateIdentity, readPkcs12 } from '../../src/certificates/pkcs12.ts';
+import { looksLikePkcs12, readCertificateIdentity, readPkcs12 } from '../../src/certificates/pkcs12.ts';
 import { describePkcs12WithOpenssl, exportPkcs12WithOpenssl } from '../support/openssl-pkcs12.ts';
 import { hasTool } from '../support/tools.ts';
 
@@ -99,6 +99,28 @@ describe('readPkcs12', () => {
     expect(pem).toMatchObject({ ok: false, error: { code: 'CERTIFICATE_NOT_PKCS12' } });
     const der = readPkcs12(new X509Certificate(modern.certPem).raw, PASSWORD);
     expect(der).toMatchObject({ ok: false, error: { code: 'CERTIFICATE_NOT_PKCS12' } });
+  });
+
+  it('refuses other DER structures, truncated or padded files as CERTIFICATE_NOT_PKCS12 with a plain message', () => {
+    const cases: [string, Buffer][] = [
+      ['a DER private key', createPrivateKey(modern.keyPem).export({ format: 'der', type: 'pkcs8' }) as Buffer],
+      ['a truncated PFX', modern.pfx.subarray(0, modern.pfx.length - 40)],
+      ['a PFX with trailing bytes', Buffer.concat([modern.pfx, Buffer.from('<?php echo 1; ?>')])],
+      ['a PFX cut to its header', modern.pfx.subarray(0, 6)],
+      ['a PNG', Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex')],
+    ];
+    for (const [what, bytes] of cases) {
+      const result = readPkcs12(bytes, PASSWORD);
+      expect(result, what).toMatchObject({ ok: false, error: { code: 'CERTIFICATE_NOT_PKCS12' } });
+      if (!result.ok) expect(result.error.message, what).toBe('The file is not a PKCS#12 (.pfx/.p12) certificate.');
+    }
+    expect(looksLikePkcs12(modern.pfx)).toBe(true);
+  });
+
+  it('never puts the ASN.1 library message in a password error', () => {
+    const result = readPkcs12(modern.pfx, 'senha-errada');
+    if (result.ok) throw new Error('expected a refusal');
+    expect(result.error.message).not.toMatch(/asn1|forge|DER|bytes|Cannot/i);
   });
 
   it('reports a PKCS#12 without a private key', () => {

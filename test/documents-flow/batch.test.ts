@@ -83,7 +83,18 @@ describe('POST /emitir/batch', () => {
     const before = await creditsUsed(p.orgId);
     const res = await t.request('POST', '/emitir/batch', { key: p.apiKey, body: { items } });
     expect(res.status, res.text).toBe(202);
-    expect(res.body).toEqual({ batchId: expect.any(String), queued: 100, status: 'processing' });
+    expect(res.body).toEqual({
+      batchId: expect.any(String),
+      queued: 100,
+      status: 'processing',
+      // one entry per item, in order, with its invoice and the adjustments made on its behalf (the project's
+      // IBS/CBS defaults applied: test/national/fiscal-rules.test.ts checks the codes)
+      items: [...Array(100).keys()].map((index) => ({
+        index,
+        invoiceId: expect.any(String),
+        warnings: expect.any(Array),
+      })),
+    });
     const { batchId } = res.body;
     expect(await creditsUsed(p.orgId)).toBe(before + 100);
 
@@ -103,6 +114,9 @@ describe('POST /emitir/batch', () => {
       }
     }
     expect(new Set(status.items.map((i: { invoiceId: string }) => i.invoiceId)).size).toBe(100);
+    expect(status.items.map((i: { invoiceId: string }) => i.invoiceId)).toEqual(
+      res.body.items.map((i: { invoiceId: string }) => i.invoiceId),
+    );
 
     const completed = await outboxEvents(t, { batchId, type: 'batch.completed' });
     expect(completed).toHaveLength(1);

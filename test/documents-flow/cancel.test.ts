@@ -115,21 +115,26 @@ describe('cancelling an issued invoice', () => {
       expect(pdfText(Buffer.from(await original.arrayBuffer()))).not.toContain('CANCELADA');
     }
 
-    // the outbox: one nfse.cancelled, and one more documents_ready carrying the cancellation XML
+    // the outbox: one nfse.cancelled carrying the stored cancellation XML; documents_ready stays at two (spec 6)
     const cancelled = await outboxEvents(t, { invoiceId, type: 'nfse.cancelled' });
     expect(cancelled).toHaveLength(1);
     expect(cancelled[0]!.data).toEqual({
       invoiceId,
       numeroNfse: issued.numeroNfse,
       cancelledAt: new Date(status.cancelledAt).toISOString(),
+      cancelXmlUrl: status.cancelXmlUrl,
     });
+    // the URL the event carries is already served when the event is written
+    const fromEvent = await fetch((cancelled[0]!.data as { cancelXmlUrl: string }).cancelXmlUrl);
+    expect(fromEvent.status).toBe(200);
+    expect(await fromEvent.text()).toBe(eventXml);
     const ready = await outboxEvents(t, { invoiceId, type: 'nfse.documents_ready' });
-    expect(ready.map((e) => (e.data as { cancelXmlUrl: string | null }).cancelXmlUrl)).toEqual([
-      null,
-      null,
-      status.cancelXmlUrl,
-    ]);
-    expect(ready[2]!.data).toMatchObject({ pdfUrl: status.pdfUrl, xmlUrl: status.xmlUrl, documentStatus: 'complete' });
+    expect(ready).toHaveLength(2);
+    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['partial', 'complete']);
+    expect(ready.map((e) => (e.data as { cancelXmlUrl: string | null }).cancelXmlUrl)).toEqual([null, null]);
+    // the status shows both the cancellation XML and the watermarked PDF
+    expect(status.cancelXmlUrl).toMatch(/-cancelamento\.xml$/);
+    expect(status.pdfUrl).toMatch(/-danfse-cancelada\.pdf$/);
 
     // the government registered exactly one cancellation; a second request is refused here
     expect(sandboxEventsOf(status.chNFSe).map((e) => e.tipoEvento)).toEqual(['101101']);
@@ -142,6 +147,9 @@ describe('cancelling an issued invoice', () => {
     const invoiceId = await issue();
     expect((await cancel(invoiceId)).status).toBe(202);
     await waitForStatus(t, p.apiKey, invoiceId, cancelledWithDocuments);
+    // cancelled right after issuing (the emission documents may still be running): still two documents_ready
+    const ready = await outboxEvents(t, { invoiceId, type: 'nfse.documents_ready' });
+    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['partial', 'complete']);
     await t.service.ctx.db
       .update(invoices)
       .set({ pdfKey: null, documentsCached: false })

@@ -2,6 +2,7 @@ import { copyFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invoices } from '../../src/db/schema.ts';
+import { type DnsServer, startDnsServer } from '../support/dns-server.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { type OnboardedProject, onboardProject, waitForInvoice } from '../support/onboarding.ts';
 import { tinyPng } from '../support/route-checks.ts';
@@ -14,6 +15,7 @@ import {
   outboxEvents,
   pdfText,
   renderPage,
+  waitFor,
   waitForStatus,
 } from './support.ts';
 
@@ -25,13 +27,18 @@ import {
 
 let t: TestService;
 let p: OnboardedProject;
+let dns: DnsServer;
 
 beforeAll(async () => {
-  t = await startTestService();
+  // the white-label domain is verified through this DNS server (its CNAME points at the service's target)
+  dns = await startDnsServer();
+  dns.set('docs.notas-acme.com.br', { cname: 'docs.nfse-service.example.com' });
+  t = await startTestService({ NFSE_DNS_SERVER: dns.address });
   p = await onboardProject(t, { rateLimitPerMinute: 100_000 });
 });
 afterAll(async () => {
   await t?.close();
+  await dns?.close();
 });
 
 const tools = { pdftotext: hasTool('pdftotext'), pdftoppm: hasTool('pdftoppm'), zbarimg: hasTool('zbarimg') };
@@ -183,6 +190,10 @@ describe('white-label storage domain', () => {
     const set = await t.request('PATCH', '/org/settings', { key: p.orgToken, body: { storageBaseUrl: host } });
     expect(set.status).toBe(200);
     try {
+      await waitFor('the domain to be verified', async () => {
+        const s = await t.request('GET', '/org/settings', { key: p.orgToken });
+        return s.body.storageBaseUrlStatus?.status === 'active' ? true : undefined;
+      });
       const invoiceId = await issue();
       const status = await waitForStatus(t, p.apiKey, invoiceId, complete);
       expect(status.xmlUrl).toMatch(new RegExp(`^${host}/p/${p.projectId}/[0-9a-f]{32}/${status.chNFSe}-nfse\\.xml$`));

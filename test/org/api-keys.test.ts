@@ -27,8 +27,9 @@ describe('POST /org/projects/{id}/api-keys', () => {
     const res = await createKey({ name: 'Produção' });
     expect(res.status, res.text).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['id', 'name', 'key', 'keyPrefix', 'scopes', 'rateLimitPerMinute', 'createdAt'].sort(),
+      ['id', 'name', 'key', 'keyPrefix', 'scopes', 'rateLimitPerMinute', 'createdAt', 'warnings'].sort(),
     );
+    expect(res.body.warnings).toEqual([]);
     expect(res.body).toMatchObject({ name: 'Produção', scopes: ['emit', 'cancel', 'query'], rateLimitPerMinute: 60 });
     expect(res.body.key).toMatch(/^svc_[0-9a-f]{40}$/);
     expect(res.body.key.startsWith('svc_org_')).toBe(false);
@@ -48,7 +49,9 @@ describe('POST /org/projects/{id}/api-keys', () => {
     const res = await createKey({ name: 'só consulta', scopes: ['query'], rateLimitPerMinute: 1_000_000 });
     expect(res.status, res.text).toBe(201);
     expect(res.body.scopes).toEqual(['query']);
-    expect(res.body.rateLimitPerMinute).toBe(1_000_000);
+    // above the plan's ceiling (pro: 1200): capped, and told (test/org/key-limits.test.ts covers the ceilings)
+    expect(res.body.rateLimitPerMinute).toBe(1200);
+    expect(res.body.warnings.map((w: { code: string }) => w.code)).toEqual(['RATE_LIMIT_CAPPED']);
     expectProblem(await status(res.body.key), 404, 'INVOICE_NOT_FOUND');
 
     const emitOnly = await createKey({ name: 'só emissão', scopes: ['emit'] });

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestService, type TestService } from '../support/harness.ts';
+import { pngOfSize, tinyJpeg, WEBP_LOSSLESS, WEBP_LOSSY } from '../support/images.ts';
 import { expectProblem, projectBody, tinyPng } from '../support/route-checks.ts';
 
 let t: TestService;
@@ -26,13 +27,8 @@ function upload(projectId: string, bytes: Buffer | null, fileName = 'logo.png', 
   return t.request('POST', `/org/projects/${projectId}/logo`, { key: token, rawBody: form });
 }
 
-const JPEG = Buffer.concat([Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]), Buffer.from('JFIF\0rest-of-jpeg')]);
-const WEBP = Buffer.concat([
-  Buffer.from('RIFF'),
-  Buffer.from([0x1a, 0, 0, 0]),
-  Buffer.from('WEBPVP8 '),
-  Buffer.alloc(14, 1),
-]);
+const JPEG = tinyJpeg();
+const WEBP = WEBP_LOSSY;
 const GIF = Buffer.from('GIF89a\x01\x00\x01\x00\x00\x00\x00;', 'latin1');
 
 describe('POST /org/projects/{id}/logo', () => {
@@ -46,7 +42,8 @@ describe('POST /org/projects/{id}/logo', () => {
       // the declared name and type are deliberately wrong: only the content counts
       const res = await upload(id, bytes, 'whatever.gif', 'image/gif');
       expect(res.status, res.text).toBe(201);
-      expect(Object.keys(res.body).sort()).toEqual(['key', 'ok']);
+      expect(Object.keys(res.body).sort()).toEqual(['height', 'key', 'ok', 'width']);
+      expect([res.body.width, res.body.height]).toEqual([1, 1]);
       expect(res.body.ok).toBe(true);
       expect(res.body.key).toMatch(new RegExp(`^p/${id}/[0-9a-f]{32}/logo\\.${ext}$`));
       const stored = await t.service.ctx.storage.get(res.body.key);
@@ -76,12 +73,57 @@ describe('POST /org/projects/{id}/logo', () => {
     );
     expectProblem(await upload(id, Buffer.from([0x89, 0x50, 0x4e, 0x47])), 400, 'LOGO_UNSUPPORTED_FORMAT');
     expectProblem(await upload(id, null), 400, 'LOGO_MISSING_FILE');
-    const big = Buffer.concat([tinyPng(), Buffer.alloc(500 * 1024)]);
-    expectProblem(await upload(id, big), 413, 'PAYLOAD_TOO_LARGE');
-    const exact = Buffer.concat([tinyPng(), Buffer.alloc(500 * 1024 - tinyPng().length)]);
-    expect((await upload(id, exact)).status).toBe(201);
+    expectProblem(await upload(id, pngOfSize(500 * 1024 + 1)), 413, 'PAYLOAD_TOO_LARGE');
+    expect((await upload(id, pngOfSize(500 * 1024))).status).toBe(201);
     const json = await t.request('POST', `/org/projects/${id}/logo`, { key: token, body: { file: 'x' } });
     expectProblem(json, 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+});
+
+describe('logos are decoded, not only sniffed (400 LOGO_INVALID_IMAGE)', () => {
+  it('refuses truncated files, polyglots and inconsistent headers, naming the problem', async () => {
+    const id = await newProject();
+    const cases: [string, Buffer, RegExp][] = [
+      ['truncated PNG', tinyPng().subarray(0, 40), /truncated/],
+      [
+        'PNG + HTML',
+        Buffer.concat([tinyPng(), Buffer.from('<html><script>alert(1)</script></html>')]),
+        /after its end/,
+      ],
+      ['PNG padded with zeros', Buffer.concat([tinyPng(), Buffer.alloc(1000)]), /after its end/],
+      ['truncated JPEG', tinyJpeg().subarray(0, 100), /truncated|no marker/],
+      ['JPEG + ZIP', Buffer.concat([tinyJpeg(), Buffer.from('PK\u0003\u0004', 'latin1')]), /after its end/],
+      ['truncated WebP', WEBP_LOSSLESS.subarray(0, 30), /truncated/],
+      ['JPEG signature only', Buffer.from([0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10, 0x4a, 0x46]), /truncated/],
+    ];
+    for (const [what, bytes, reason] of cases) {
+      const res = await upload(id, bytes);
+      expectProblem(res, 400, 'LOGO_INVALID_IMAGE');
+      expect(res.body.errors[0].field, what).toBe('file');
+      expect(res.body.errors[0].message, what).toMatch(reason);
+    }
+    const row = await t.service.ctx.db.query.projects.findFirst({ where: (p, { eq }) => eq(p.id, id) });
+    expect(row!.logoKey).toBeNull();
+  });
+});
+
+describe('GET /files/* (public documents of the local storage)', () => {
+  it('sends nosniff and a strict Content-Security-Policy', async () => {
+    const id = await newProject();
+    const up = await upload(id, tinyPng());
+    const res = await fetch(`${t.baseUrl}/files/${up.body.key}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('image/png');
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    const csp = res.headers.get('content-security-policy')!;
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("frame-ancestors 'none'");
+    expect(csp).toContain('sandbox');
+    expect(csp).not.toMatch(/script-src|unsafe-eval/);
+    await t.service.ctx.storage.put(`p/${id}/x/doc.pdf`, Buffer.from('%PDF-1.4\n'), 'application/pdf');
+    const pdf = await fetch(`${t.baseUrl}/files/p/${id}/x/doc.pdf`);
+    expect(pdf.headers.get('x-content-type-options')).toBe('nosniff');
+    expect(pdf.headers.get('content-security-policy')).toContain("default-src 'none'");
   });
 });
 

@@ -37,6 +37,7 @@ const CREATE_FIELDS = [
   'danfeTemplate',
   'active',
   'createdAt',
+  'warnings',
 ].sort();
 
 function fullBody(overrides: Record<string, unknown> = {}) {
@@ -47,7 +48,7 @@ function fullBody(overrides: Record<string, unknown> = {}) {
     inscricaoMunicipal: '1234567',
     inscricaoEstadual: '110042490114',
     regimeTributario: '1',
-    codigoMunicipio: '3550308',
+    codigoMunicipio: '3304557',
     email: 'fiscal@centro.com.br',
     telefone: '(11) 3333-4444',
     description: 'Head office',
@@ -101,7 +102,7 @@ describe('POST /org/projects', () => {
       name: 'Loja Centro',
       cnpj: body.cnpj,
       razaoSocial: 'COMERCIO CENTRO LTDA',
-      codigoMunicipio: '3550308',
+      codigoMunicipio: '3304557',
       ambiente: 1,
       regimeTributario: '1',
       crt: 3,
@@ -118,6 +119,7 @@ describe('POST /org/projects', () => {
       active: true,
     });
     expect(new Date(res.body.createdAt).toISOString()).toBe(res.body.createdAt);
+    expect(res.body.warnings).toEqual([]);
     expect(res.text).not.toContain('basic-auth-secret-XYZ');
     expect(res.text).not.toContain('csc-token-secret-ABC');
   });
@@ -420,7 +422,7 @@ describe('PATCH /org/projects/{id}', () => {
       },
     });
     expect(res.status, res.text).toBe(200);
-    expect(res.body).toEqual({ updated: true, id });
+    expect(res.body).toEqual({ updated: true, id, warnings: [] });
     const view = await t.request('GET', `/org/projects/${id}`, { key: token });
     expect(view.body).toMatchObject({
       name: 'Novo Nome',

@@ -3,11 +3,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORG_SCOPES } from '../../src/http/auth.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import {
+  apiOperations,
   callRoute,
   createOrgToken,
   createTenant,
   expectProblem,
+  fillPath,
   isProjectRoute,
+  keyKindFor,
   ORG_ROUTES,
   projectBody,
   routeName,
@@ -123,6 +126,55 @@ describe.each(ORG_ROUTES.map((r) => [routeName(r), r] as const))('%s', (_name, r
       }
     });
   }
+});
+
+describe('every API operation authenticates before it reads its input', () => {
+  // hostile input of every kind: none of it may be looked at (no 400, no schema details) without a valid key
+  const hostile = [
+    {
+      query: '?page=1e21&limit=abc&type=%00&extra=1',
+      body: '{"unexpected": [1, {"deep": null}]',
+      type: 'application/json',
+    },
+    { query: '', body: '{', type: 'application/json' },
+    { query: '?page=-1', body: 'a=b', type: 'text/plain' },
+    { query: '', body: '--x\r\ngarbage', type: 'multipart/form-data; boundary=x' },
+  ];
+
+  it('answers 401 without a key or with an unknown one, and 401/403 with a key of the wrong kind, on every operation', async () => {
+    const { ops } = await apiOperations(t);
+    expect(ops.length).toBeGreaterThan(30);
+    let checked = 0;
+    for (const { method, path, operation } of ops) {
+      const kind = keyKindFor(path);
+      if (kind === 'public') {
+        expect(operation.security, `${method} ${path} is public`).toEqual([]);
+        continue;
+      }
+      expect(operation.security, `${method} ${path} declares no public access`).not.toEqual([]);
+      const wrongKind = kind === 'project' ? a.token : a.projectKey;
+      for (const input of hostile) {
+        const url = fillPath(path, () => 'not-a-uuid') + input.query;
+        const withBody = method !== 'GET' && method !== 'DELETE';
+        for (const key of [null, `svc_${'9'.repeat(40)}`, `svc_org_${'9'.repeat(40)}`, wrongKind]) {
+          const res = await t.request(method, url, {
+            key,
+            ...(withBody ? { rawBody: input.body, headers: { 'content-type': input.type } } : {}),
+          });
+          const what = `${method} ${url} key=${key?.slice(0, 8)} body=${withBody ? input.body.slice(0, 20) : '-'}`;
+          if (key === wrongKind) {
+            expect([401, 403], `${what}: ${res.text}`).toContain(res.status);
+            expect(['WRONG_KEY_KIND', 'UNAUTHENTICATED'], what).toContain(res.body.code);
+          } else {
+            expectProblem(res, 401, 'UNAUTHENTICATED');
+          }
+          expect(res.body.errors, `${what} reveals nothing of the schema`).toEqual([]);
+          checked++;
+        }
+      }
+    }
+    expect(checked).toBeGreaterThan(400);
+  });
 });
 
 describe('isolation', () => {

@@ -24,6 +24,7 @@ describe('GET /org/settings', () => {
       name: 'Contabilidade Ágil',
       slug: org.slug,
       storageBaseUrl: null,
+      storageBaseUrlStatus: null,
       subscription: { planName: expect.any(String), planSlug: 'dev', creditsUsed: 0, creditsLimit: 500, daysLeft: 30 },
     });
     const plan = await t.service.ctx.db.query.plans.findFirst({ where: (p, { eq }) => eq(p.slug, 'dev') });

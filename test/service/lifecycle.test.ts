@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { pgliteTemplate } from '../support/harness.ts';
 
 const root = new URL('../../', import.meta.url).pathname;
 const dirs: string[] = [];
@@ -35,20 +34,28 @@ async function waitForHealth(url: string, timeoutMs: number) {
   }
 }
 
+/** `npm start` exactly as the README runs it: npm runs the compiled service (building dist/ first if stale). */
+function npmStart(env: NodeJS.ProcessEnv, stdio: 'ignore' | 'pipe') {
+  return spawn('npm', ['start'], { cwd: root, env, stdio: ['ignore', stdio, stdio] });
+}
+
 describe('the service process (npm start) on embedded defaults', () => {
-  it('starts, answers health, writes its generated keys 0600, and exits cleanly on SIGTERM', async () => {
-    const dataDir = mkdtempSync(join(tmpdir(), 'nfse-life-'));
-    dirs.push(dataDir);
-    cpSync(await pgliteTemplate(), join(dataDir, 'db'), { recursive: true });
+  it('starts from an empty data directory, answers health, writes its keys 0600, and stops cleanly on SIGTERM to npm', async () => {
+    const parent = mkdtempSync(join(tmpdir(), 'nfse-life-'));
+    dirs.push(parent);
+    const dataDir = join(parent, 'data'); // does not exist yet: a first start
     const port = await freePort();
     const env: NodeJS.ProcessEnv = { ...process.env, DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' };
     delete env.DATABASE_URL;
     delete env.NFSE_ADMIN_KEY;
     delete env.NFSE_MASTER_KEY;
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: root, env, stdio: 'ignore' });
-    const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+    const child = npmStart(env, 'ignore');
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
     try {
-      expect(await waitForHealth(`http://127.0.0.1:${port}/api/v1/health`, 30_000)).toEqual({
+      // Generous: the first `npm start` after a source change builds dist/ (tsc and the PGlite template) first.
+      expect(await waitForHealth(`http://127.0.0.1:${port}/api/v1/health`, 150_000)).toEqual({
         status: 'ok',
         database: 'ok',
       });
@@ -56,22 +63,23 @@ describe('the service process (npm start) on embedded defaults', () => {
         expect(statSync(join(dataDir, file)).mode & 0o777).toBe(0o600);
       }
       expect(existsSync(join(dataDir, 'nfse.lock'))).toBe(true);
+      const servicePid = Number(readFileSync(join(dataDir, 'nfse.lock'), 'utf8'));
+      expect(servicePid).not.toBe(child.pid); // npm's child is the service: the signal has to go through npm
+      // SIGTERM to the npm process itself, as a process manager or `kill <pid of npm start>` sends it.
       child.kill('SIGTERM');
-      expect(await exited).toBe(0);
+      expect(await exited).toEqual({ code: 0, signal: null });
+      // The service released its data directory (graceful close) and is gone, not orphaned.
       expect(existsSync(join(dataDir, 'nfse.lock'))).toBe(false);
+      expect(() => process.kill(servicePid, 0)).toThrow();
     } finally {
       child.kill('SIGKILL');
     }
-  }, 60_000);
+  }, 240_000);
 
   it('refuses to start with a bad setting, naming the variable', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'nfse-bad-'));
     dirs.push(dataDir);
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-      cwd: root,
-      env: { ...process.env, DATABASE_URL: '', PORT: 'eighty', DATA_DIR: dataDir },
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    const child = npmStart({ ...process.env, DATABASE_URL: '', PORT: 'eighty', DATA_DIR: dataDir }, 'pipe');
     let stderr = '';
     child.stderr!.on('data', (d) => {
       stderr += d;
@@ -79,5 +87,5 @@ describe('the service process (npm start) on embedded defaults', () => {
     const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
     expect(code).not.toBe(0);
     expect(stderr).toContain('PORT');
-  }, 30_000);
+  }, 240_000);
 });

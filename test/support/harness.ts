@@ -3,11 +3,12 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
+import type pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { createFreshDatabase } from './databases.ts';
 import { openDatabase, runMigrations } from '../../src/db/client.ts';
 import { JobQueue } from '../../src/jobs/queue.ts';
+import { createLogger } from '../../src/logging.ts';
 import { type RunningService, startService } from '../../src/service.ts';
 
 /**
@@ -82,7 +83,10 @@ export async function pgliteTemplate(): Promise<string> {
   return join(dir, 'db');
 }
 
-export async function startTestService(env: Record<string, string> = {}): Promise<TestService> {
+export async function startTestService(
+  env: Record<string, string> = {},
+  options: { logger?: pino.Logger } = {},
+): Promise<TestService> {
   const dataDir = mkdtempSync(join(tmpdir(), 'nfse-test-'));
   const database = await createTestDatabase();
   if (!database && !env.DATABASE_URL) cpSync(await pgliteTemplate(), join(dataDir, 'db'), { recursive: true });
@@ -94,11 +98,16 @@ export async function startTestService(env: Record<string, string> = {}): Promis
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     NFSE_ADMIN_KEY: adminKey,
     NFSE_MASTER_KEY: randomBytes(32).toString('hex'),
+    // every test request comes from 127.0.0.1: the per-address limit of missing/invalid keys is tested on its own
+    NFSE_ANONYMOUS_RATE_LIMIT: '1000000',
+    // white-label domain checks never reach the real DNS from tests: a closed local port answers at once (refused);
+    // the domain tests start a DNS server of their own (test/support/dns-server.ts)
+    NFSE_DNS_SERVER: '127.0.0.1:9',
     ...(database ? { DATABASE_URL: database.url, NFSE_GOVERNMENT: 'sandbox' } : {}),
     ...env,
   };
   const config = loadConfig(configEnv, []);
-  const logger = pino({ level: config.logLevel });
+  const logger = options.logger ?? createLogger(config.logLevel);
   let service: RunningService;
   try {
     service = await startService(config, { logger });

@@ -21,6 +21,8 @@ export async function onboardProject(
     cnpj?: string;
     certificateEncryption?: 'aes256' | '3des';
     rateLimitPerMinute?: number;
+    /** false: the project gets no A1 certificate (issuing is refused with 422) */
+    withCertificate?: boolean;
   } = {},
 ): Promise<OnboardedProject> {
   const cnpj = options.cnpj ?? PROVIDER_CNPJ;
@@ -33,16 +35,18 @@ export async function onboardProject(
       razaoSocial: 'EMPRESA EXEMPLO LTDA',
       inscricaoMunicipal: '12345',
       regimeTributario: '1',
-      codigoMunicipio: '3550308',
+      // Recife: adherent to the national environment, so a regime-1 project issues there; not parametrised in the
+      // sandbox ADN (src/sandbox/adn/seed.ts), so no municipal breakdown or parametrised rate applies by default
+      codigoMunicipio: '2611606',
       email: 'fiscal@exemplo.com.br',
       telefone: '11999990000',
       endereco: {
         logradouro: 'Rua das Flores',
         numero: '100',
         bairro: 'Centro',
-        cidade: 'São Paulo',
-        uf: 'SP',
-        cep: '01001000',
+        cidade: 'Recife',
+        uf: 'PE',
+        cep: '50030230',
       },
       codigoTributacao: '010101',
       tributacaoIss: 1,
@@ -67,9 +71,20 @@ export async function onboardProject(
   const form = new FormData();
   form.set('password', a1.password);
   form.set('file', new Blob([new Uint8Array(a1.pfx)], { type: 'application/x-pkcs12' }), 'empresa.pfx');
-  const cert = await t.request('POST', `/org/projects/${projectId}/certificate`, { key: org.token, rawBody: form });
+  const cert =
+    options.withCertificate === false
+      ? { status: 201, text: '' }
+      : await t.request('POST', `/org/projects/${projectId}/certificate`, { key: org.token, rawBody: form });
   if (cert.status !== 201) throw new Error(`upload certificate: ${cert.status} ${cert.text}`);
 
+  if (options.rateLimitPerMinute) {
+    // the operator raises the organization's key ceiling (plans cap it) so the suite can go fast
+    const limits = await t.request('PUT', `/admin/organizations/${org.id}/limits`, {
+      key: t.adminKey,
+      body: { keyRateLimitCeiling: Math.max(options.rateLimitPerMinute, 60) },
+    });
+    if (limits.status !== 200) throw new Error(`raise key ceiling: ${limits.status} ${limits.text}`);
+  }
   const key = await t.request('POST', `/org/projects/${projectId}/api-keys`, {
     key: org.token,
     body: { name: 'test', ...(options.rateLimitPerMinute ? { rateLimitPerMinute: options.rateLimitPerMinute } : {}) },

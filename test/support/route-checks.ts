@@ -165,3 +165,48 @@ export async function tokenWithout(t: TestService, orgId: string, scope: OrgScop
     )
   ).token;
 }
+
+/** One operation of the served OpenAPI document. */
+export interface ApiOperation {
+  method: string;
+  /** OpenAPI path, e.g. /api/v1/invoices/{id}/status */
+  path: string;
+  operation: OpenApiOperation;
+}
+
+export interface OpenApiOperation {
+  security?: unknown[];
+  parameters?: { name: string; in: string; required?: boolean; schema?: Record<string, unknown> }[];
+  requestBody?: { content?: Record<string, { schema?: Record<string, unknown> }> };
+  responses?: Record<string, unknown>;
+  summary?: string;
+}
+
+/** Every operation of the served OpenAPI document (GET /api/v1/openapi.json). */
+export async function apiOperations(t: TestService): Promise<{ doc: Record<string, unknown>; ops: ApiOperation[] }> {
+  const res = await t.request('GET', '/openapi.json');
+  if (res.status !== 200) throw new Error(`openapi.json: ${res.status}`);
+  const ops: ApiOperation[] = [];
+  for (const [path, item] of Object.entries(res.body.paths as Record<string, Record<string, OpenApiOperation>>)) {
+    for (const [method, operation] of Object.entries(item)) {
+      if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) {
+        ops.push({ method: method.toUpperCase(), path, operation });
+      }
+    }
+  }
+  return { doc: res.body, ops };
+}
+
+/** The kind of key an operation needs, from its path (spec 4: /admin operator, /org organization, else project). */
+export function keyKindFor(path: string): 'admin' | 'org' | 'project' | 'public' {
+  const local = path.replace(/^\/api\/v1/, '');
+  if (local === '/health') return 'public';
+  if (local.startsWith('/admin/')) return 'admin';
+  if (local.startsWith('/org/')) return 'org';
+  return 'project';
+}
+
+/** An operation's path with every `{param}` replaced. */
+export function fillPath(path: string, value: (name: string) => string): string {
+  return path.replace(/^\/api\/v1/, '').replace(/\{([^}]+)\}/g, (_m, name: string) => value(name));
+}

@@ -119,6 +119,16 @@ describe('endpoint records', () => {
     }
   });
 
+  it('POST /test on an inactive endpoint answers 409 WEBHOOK_ENDPOINT_INACTIVE and sends nothing', async () => {
+    const res = await create(a.key, { url: 'https://hooks.example.com/off', events: ['nfse.issued'], active: false });
+    expect(res.status, res.text).toBe(201);
+    const test = await t.request('POST', `/webhooks/endpoints/${res.body.id}/test`, { key: a.key });
+    expectProblem(test, 409, 'WEBHOOK_ENDPOINT_INACTIVE');
+    const history = await t.request('GET', `/webhooks/deliveries?endpointId=${res.body.id}`, { key: a.key });
+    expect(history.body.pagination.total).toBe(0);
+    await t.request('DELETE', `/webhooks/endpoints/${res.body.id}`, { key: a.key });
+  });
+
   it('pages the list', async () => {
     const ids: string[] = [];
     for (let i = 0; i < 3; i++) {

@@ -68,6 +68,24 @@ describe('forbiddenAddressReason', () => {
     ['64:ff9b::7f00:1', 'loopback'],
     ['2002:7f00:1::1', 'loopback'],
     ['2001:db8::1', 'documentation'],
+    // every IPv6 form that embeds an IPv4 address is judged by it (issue 9)
+    ['::ffff:0:127.0.0.1', 'loopback address (IPv4-translated 127.0.0.1)'],
+    ['::ffff:0:7f00:1', 'loopback address (IPv4-translated'],
+    ['::ffff:0:a00:1', 'private address (IPv4-translated 10.0.0.1)'],
+    ['::ffff:0:a9fe:a9fe', 'metadata address (IPv4-translated'],
+    ['::127.0.0.1', 'loopback address (IPv4-compatible'],
+    ['::a9fe:a9fe', 'metadata address (IPv4-compatible'],
+    ['64:ff9b::10.0.0.1', 'private address (NAT64 10.0.0.1)'],
+    ['64:ff9b::a9fe:a9fe', 'metadata address (NAT64'],
+    ['64:ff9b:1::808:808', 'local-use NAT64'],
+    ['64:ff9b:1:7f00:1::', 'local-use NAT64'],
+    ['2002:a00:1::1', 'private address (6to4 10.0.0.1)'],
+    ['2002:a9fe:a9fe::', 'metadata address (6to4'],
+    ['2001:0:7f00:1::', 'loopback address (Teredo server'],
+    ['2001:0:808:808:0:0:f5ff:fffe', 'private address (Teredo client 10.0.0.1)'],
+    ['2001:0:808:808::f7f7:f7f7', 'Teredo'],
+    ['2606:4700::5efe:127.0.0.1', 'loopback address (ISATAP'],
+    ['2606:4700::200:5efe:a00:1', 'private address (ISATAP'],
   ])('%s is refused (%s)', (ip, reason) => {
     expect(forbiddenAddressReason(ip)).toContain(reason);
   });
@@ -84,6 +102,8 @@ describe('forbiddenAddressReason', () => {
     '2a00:1450:4001:81c::200e',
     '::ffff:8.8.8.8',
     '2002:808:808::1',
+    '64:ff9b::808:808',
+    '2606:4700::5efe:808:808',
   ])('%s is public', (ip) => {
     expect(forbiddenAddressReason(ip)).toBeNull();
   });
@@ -98,6 +118,10 @@ describe('checkWebhookUrl (registration)', () => {
     ['https://169.254.169.254/latest/meta-data/', 'metadata'],
     ['https://[::1]/hook', 'loopback'],
     ['https://[::ffff:127.0.0.1]/hook', 'loopback'],
+    ['https://[::ffff:0:127.0.0.1]/hook', 'loopback'],
+    ['https://[64:ff9b::127.0.0.1]/hook', 'loopback'],
+    ['https://[2002:7f00:1::1]/hook', 'loopback'],
+    ['https://[::127.0.0.1]/hook', 'loopback'],
     ['https://[fe80::1]/hook', 'link-local'],
     ['https://[fd12:3456::1]/hook', 'unique local'],
     ['https://100.64.1.2/hook', 'CGNAT'],

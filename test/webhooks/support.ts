@@ -160,6 +160,12 @@ export async function createWebhookTenant(t: TestService): Promise<WebhookTenant
     body: { name: 'Webhooks', cnpj: nextCnpj(), razaoSocial: 'WEBHOOKS LTDA' },
   });
   if (project.status !== 201) throw new Error(`create project: ${project.status} ${project.text}`);
+  // the operator raises the organization's key ceiling so the suite is not slowed by the plan's
+  const limits = await t.request('PUT', `/admin/organizations/${org.id}/limits`, {
+    key: t.adminKey,
+    body: { keyRateLimitCeiling: 100_000 },
+  });
+  if (limits.status !== 200) throw new Error(`raise key ceiling: ${limits.status} ${limits.text}`);
   const key = async (scopes?: string[]) => {
     const res = await t.request('POST', `/org/projects/${project.body.id}/api-keys`, {
       key: org.token,

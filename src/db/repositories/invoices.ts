@@ -15,9 +15,10 @@ export async function findProjectInvoice(db: DbOrTx, projectId: string, invoiceI
   return row ?? null;
 }
 
+/** The base of an organization's document URLs: its verified white-label domain, or null (the default base). */
 export async function storageBaseUrlOf(db: DbOrTx, orgId: string): Promise<string | null> {
   const [row] = await db
-    .select({ url: organizations.storageBaseUrl })
+    .select({ url: organizations.storageBaseUrlActive })
     .from(organizations)
     .where(eq(organizations.id, orgId))
     .limit(1);

@@ -1,9 +1,13 @@
+import type { RouteOptions } from 'fastify';
 import type { AppContext } from '../../context.ts';
+import { isAuthHook } from '../auth.ts';
 import { API_PREFIX } from '../route.ts';
 import type { App, RouteModule } from '../route.ts';
 import { changePlanRoute } from './admin/change-plan.ts';
+import { updateOrgLimitsRoute } from './admin/update-org-limits.ts';
 import { createOrgTokenRoute } from './admin/create-org-token.ts';
 import { createOrganizationRoute } from './admin/create-organization.ts';
+import { listOrganizationsRoute } from './admin/list-organizations.ts';
 import { revokeOrgTokenRoute } from './admin/revoke-org-token.ts';
 import { cancelInvoiceRoute } from './invoices/cancel-invoice.ts';
 import { getBatchStatusRoute } from './invoices/get-batch-status.ts';
@@ -12,6 +16,8 @@ import { getInvoiceStatusRoute } from './invoices/get-invoice-status.ts';
 import { getInvoiceXmlRoute } from './invoices/get-invoice-xml.ts';
 import { issueBatchRoute } from './invoices/issue-batch.ts';
 import { issueInvoiceRoute } from './invoices/issue-invoice.ts';
+import { searchCitiesRoute } from './lookup/search-cities.ts';
+import { listCodesRoute } from './lookup/list-codes.ts';
 import { createApiKeyRoute } from './org/create-api-key.ts';
 import { createProjectRoute } from './org/create-project.ts';
 import { deleteLogoRoute } from './org/delete-logo.ts';
@@ -45,9 +51,11 @@ export const API_ROUTES: RouteModule[] = [
   health,
   openapiDocument,
   createOrganizationRoute,
+  listOrganizationsRoute,
   createOrgTokenRoute,
   revokeOrgTokenRoute,
   changePlanRoute,
+  updateOrgLimitsRoute,
   // organization interface (spec 4.1)
   createProjectRoute,
   listProjectsRoute,
@@ -82,14 +90,40 @@ export const API_ROUTES: RouteModule[] = [
   cancelInvoiceRoute,
   issueBatchRoute,
   getBatchStatusRoute,
+  // lookups (spec 4.6)
+  searchCitiesRoute,
+  listCodesRoute,
 ];
 
 /** Routes outside the versioned API (public document files). */
 export const ROOT_ROUTES: RouteModule[] = [servePublicFile];
 
+/**
+ * Every API route authenticates in `onRequest`, before its body is read and its schema validated, so a caller
+ * without a valid key gets 401/403 and never a 400 describing the schema. A route is public only when it says
+ * so in its OpenAPI security (`security: []`). Checked when the routes are registered: a route that breaks the
+ * rule stops the start.
+ */
+export function assertAuthenticatesFirst(route: RouteOptions): void {
+  const hooks = (value: unknown) => (Array.isArray(value) ? value : value ? [value] : []);
+  const name = `${route.method} ${route.url}`;
+  const isPublic = Array.isArray(route.schema?.security) && route.schema.security.length === 0;
+  const authenticates = hooks(route.onRequest).some(isAuthHook);
+  if (!isPublic && !authenticates) {
+    throw new Error(
+      `${name}: authenticate in onRequest (requireOrg/requireProject/requireAdmin) or declare security: []`,
+    );
+  }
+  if (isPublic && authenticates) throw new Error(`${name}: a route with security: [] must not authenticate`);
+  for (const late of ['preParsing', 'preValidation', 'preHandler'] as const) {
+    if (hooks(route[late]).some(isAuthHook)) throw new Error(`${name}: authenticate in onRequest, not in ${late}`);
+  }
+}
+
 export function registerRoutes(app: App, ctx: AppContext) {
   app.register(
     async (scoped) => {
+      scoped.addHook('onRoute', assertAuthenticatesFirst);
       for (const route of API_ROUTES) route(scoped as App, ctx);
     },
     { prefix: API_PREFIX },

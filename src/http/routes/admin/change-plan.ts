@@ -11,7 +11,7 @@ export const changePlanRoute: RouteModule = (app, ctx) => {
   app.put(
     '/admin/organizations/:id/plan',
     {
-      preHandler: requireAdmin(ctx),
+      onRequest: requireAdmin(ctx),
       schema: {
         tags: ['admin'],
         summary: "Change an organization's plan",

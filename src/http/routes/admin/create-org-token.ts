@@ -9,7 +9,7 @@ export const createOrgTokenRoute: RouteModule = (app, ctx) => {
   app.post(
     '/admin/organizations/:id/tokens',
     {
-      preHandler: requireAdmin(ctx),
+      onRequest: requireAdmin(ctx),
       schema: {
         tags: ['admin'],
         summary: 'Create an organization token',

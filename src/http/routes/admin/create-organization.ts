@@ -17,7 +17,7 @@ export const createOrganizationRoute: RouteModule = (app, ctx) => {
   app.post(
     '/admin/organizations',
     {
-      preHandler: requireAdmin(ctx),
+      onRequest: requireAdmin(ctx),
       schema: {
         tags: ['admin'],
         summary: 'Create an organization and its first organization token (operator key)',

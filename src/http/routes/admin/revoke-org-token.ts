@@ -9,7 +9,7 @@ export const revokeOrgTokenRoute: RouteModule = (app, ctx) => {
   app.delete(
     '/admin/organizations/:id/tokens/:tokenId',
     {
-      preHandler: requireAdmin(ctx),
+      onRequest: requireAdmin(ctx),
       schema: {
         tags: ['admin'],
         summary: 'Revoke an organization token (effective immediately)',

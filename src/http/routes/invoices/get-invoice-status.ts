@@ -9,7 +9,7 @@ export const getInvoiceStatusRoute: RouteModule = (app, ctx) => {
   app.get(
     '/invoices/:id/status',
     {
-      preHandler: requireProject(ctx, 'query'),
+      onRequest: requireProject(ctx, 'query'),
       schema: {
         tags: ['status'],
         summary: 'Status of an invoice (poll every 3 to 5 seconds until issued)',

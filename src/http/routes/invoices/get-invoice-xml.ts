@@ -10,7 +10,7 @@ export const getInvoiceXmlRoute: RouteModule = (app, ctx) => {
   app.get(
     '/invoices/:id/xml',
     {
-      preHandler: requireProject(ctx, 'query'),
+      onRequest: requireProject(ctx, 'query'),
       schema: {
         tags: ['documents'],
         summary: 'The NFS-e XML (type=emission) or the cancellation event XML (type=cancel)',

@@ -10,7 +10,8 @@ import { isUuid } from '../../schemas.ts';
 /**
  * Helpers shared by the organization routes (spec 4.1). Every org route authenticates in `onRequest`
  * (before the body is read, so an unauthenticated request gets 401 whatever it carries) and validates
- * its body with `attachValidation`, turning the Ajv result into a 400 here, after authentication.
+ * its body with `attachValidation`, turning the Ajv result into a 400 here, after authentication. Text that
+ * cannot be stored (NUL, unpaired surrogates) is refused for every route by the app (`../../input-text.ts`).
  */
 
 /** Friendlier messages than Ajv's `must match pattern "…"` for the formatted fields. */
@@ -44,7 +45,7 @@ export function assertValid(request: FastifyRequest): void {
   if (!error) {
     // Ajv's type coercion turns "1e999" into Infinity and lets it through integer and range checks
     assertFiniteNumbers(request.body, '', 'VALIDATION_FAILED');
-    assertFiniteNumbers(request.query, '', 'INVALID_QUERY');
+    assertFiniteNumbers(request.query, 'query', 'INVALID_QUERY');
     return;
   }
   const raw = fieldErrors(error.validation ?? [], error.validationContext);
@@ -83,23 +84,6 @@ function assertFiniteNumbers(value: unknown, path: string, code: 'VALIDATION_FAI
     }
   } else if (value && typeof value === 'object') {
     for (const [k, v] of Object.entries(value)) assertFiniteNumbers(v, path ? `${path}.${k}` : k, code);
-  }
-}
-
-/**
- * PostgreSQL text and jsonb cannot hold U+0000: refuse it with a 400 naming the field instead of letting the
- * database fail.
- */
-export function assertNoNulCharacters(value: unknown, path = ''): void {
-  if (typeof value === 'string') {
-    if (value.includes('\u0000')) {
-      throw new ApiError('VALIDATION_FAILED', `${path || '(body)'} contains a NUL character`, [
-        { field: path || '(body)', message: 'must not contain NUL characters' },
-      ]);
-    }
-  } else if (value && typeof value === 'object') {
-    // arrays too: their entries are keyed by index
-    for (const [k, v] of Object.entries(value)) assertNoNulCharacters(v, path ? `${path}.${k}` : k);
   }
 }
 

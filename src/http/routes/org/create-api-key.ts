@@ -1,10 +1,11 @@
 import { Type } from 'typebox';
-import { createProjectApiKey } from '../../../db/repositories/api-keys.ts';
+import { createProjectApiKey, keyRateCeiling } from '../../../db/repositories/api-keys.ts';
+import { type Warning, warning } from '../../../domain/warnings.ts';
 import { orgPrincipal, PROJECT_SCOPES, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams } from '../../schemas.ts';
-import { assertNoNulCharacters, assertValid, iso, loadOrgProject } from './common.ts';
+import { assertValid, iso, loadOrgProject } from './common.ts';
 
 export const ProjectScopeSchema = Type.Unsafe<(typeof PROJECT_SCOPES)[number]>({
   type: 'string',
@@ -22,7 +23,11 @@ export const createApiKeyRoute: RouteModule = (app, ctx) => {
         tags: ['organization'],
         summary: 'Create a project API key',
         description:
-          'Needs the scope api_keys:manage. The key (svc_…) is returned only here; only its hash is stored. 404 for a deleted project.',
+          'Needs the scope api_keys:manage. The key (svc_…) is returned only here; only its hash is stored. 404 for a deleted project. ' +
+          "rateLimitPerMinute cannot exceed the organization's ceiling (its plan's, capped by the service setting " +
+          'NFSE_MAX_KEY_RATE_LIMIT, unless the operator set one for the organization): a higher value is capped, the ' +
+          'effective value is returned with the warning RATE_LIMIT_CAPPED. A project holds at most ' +
+          'NFSE_MAX_KEYS_PER_PROJECT active keys (409 API_KEY_LIMIT_REACHED: revoke one first).',
         params: IdParams,
         body: Type.Object(
           {
@@ -39,7 +44,8 @@ export const createApiKeyRoute: RouteModule = (app, ctx) => {
                 minimum: 1,
                 maximum: 1_000_000,
                 default: 60,
-                description: 'Requests per minute allowed to this key (default 60)',
+                description:
+                  "Requests per minute allowed to this key (default 60); above the organization's ceiling it is capped",
               }),
             ),
           },
@@ -53,19 +59,26 @@ export const createApiKeyRoute: RouteModule = (app, ctx) => {
               key: Type.String({ description: 'The full key, svc_…; shown only in this response' }),
               keyPrefix: Type.String({ description: 'Short visible prefix, shown in listings' }),
               scopes: Type.Array(Type.String()),
-              rateLimitPerMinute: Type.Integer(),
+              rateLimitPerMinute: Type.Integer({ description: 'The effective limit (after the ceiling)' }),
               createdAt: Type.String({ format: 'date-time' }),
+              warnings: Type.Array(
+                Type.Object({
+                  code: Type.String(),
+                  field: Type.Union([Type.String(), Type.Null()]),
+                  message: Type.String(),
+                }),
+                { description: 'Adjustments made on your behalf (RATE_LIMIT_CAPPED)' },
+              ),
             },
             { description: 'The new key; the full key is shown only in this response' },
           ),
-          ...errorResponses(400, 404, 413, 415),
+          ...errorResponses(400, 404, 409, 413, 415),
         },
       },
     },
     async (request, reply) => {
       const project = await loadOrgProject(ctx, request);
       assertValid(request);
-      assertNoNulCharacters(request.body);
       const { orgId } = orgPrincipal(request);
       const name = request.body.name.trim();
       if (!name) {
@@ -73,13 +86,36 @@ export const createApiKeyRoute: RouteModule = (app, ctx) => {
           { field: 'name', message: 'must not be blank' },
         ]);
       }
-      const { row, key } = await createProjectApiKey(ctx.db, {
-        projectId: project.id,
-        orgId,
-        name,
-        scopes: request.body.scopes ?? [...PROJECT_SCOPES],
-        rateLimitPerMinute: request.body.rateLimitPerMinute ?? 60,
-      });
+      const requested = request.body.rateLimitPerMinute ?? 60;
+      const { ceiling } = await keyRateCeiling(ctx.db, orgId, ctx.config.maxKeyRateLimitPerMinute);
+      const warnings: Warning[] = [];
+      if (requested > ceiling) {
+        warnings.push(
+          warning(
+            'RATE_LIMIT_CAPPED',
+            'rateLimitPerMinute',
+            `${requested} requests per minute exceeds the organization's ceiling; the key was created with ${ceiling}`,
+          ),
+        );
+      }
+      const created = await createProjectApiKey(
+        ctx.db,
+        {
+          projectId: project.id,
+          orgId,
+          name,
+          scopes: request.body.scopes ?? [...PROJECT_SCOPES],
+          rateLimitPerMinute: Math.min(requested, ceiling),
+        },
+        ctx.config.maxKeysPerProject,
+      );
+      if (!created.ok) {
+        throw new ApiError(
+          'API_KEY_LIMIT_REACHED',
+          `A project holds at most ${ctx.config.maxKeysPerProject} active API keys; revoke one first`,
+        );
+      }
+      const { row, key } = created;
       return reply.status(201).send({
         id: row.id,
         name: row.name,
@@ -88,6 +124,7 @@ export const createApiKeyRoute: RouteModule = (app, ctx) => {
         scopes: row.scopes,
         rateLimitPerMinute: row.rateLimitPerMinute,
         createdAt: iso(row.createdAt)!,
+        warnings,
       });
     },
   );

@@ -1,3 +1,4 @@
+import { Type } from 'typebox';
 import { subscriptionOf } from '../../../db/repositories/organizations.ts';
 import {
   countActiveProjects,
@@ -9,9 +10,10 @@ import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses } from '../../schemas.ts';
-import { assertNoNulCharacters, assertValid } from './common.ts';
+import { assertValid } from './common.ts';
 import { readProjectInput } from './project-input.ts';
 import { CreateProjectBody, ProjectCreated, projectCreatedView } from './project-schemas.ts';
+import { ProjectWarnings, routingWarnings } from './routing-warnings.ts';
 
 /** POST /org/projects: registers a fiscal company (spec 2.1, rule 4.1.2). */
 export const createProjectRoute: RouteModule = (app, ctx) => {
@@ -24,17 +26,19 @@ export const createProjectRoute: RouteModule = (app, ctx) => {
         tags: ['organization'],
         summary: 'Create a project (fiscal company)',
         description:
-          "Needs the scope projects:write. Checks the CNPJ check digits, the IBGE code, the plan's project limit (active projects) and CNPJ duplicates among the organization's active projects (409 with existingProjectId).",
+          "Needs the scope projects:write. Checks the CNPJ check digits, the IBGE code, the plan's project limit (active projects) and CNPJ duplicates among the organization's active projects (409 with existingProjectId). A project whose municipality and regime no implemented engine serves is created with the warning ENGINE_NOT_AVAILABLE (it cannot issue until one does; MEI always can).",
         body: CreateProjectBody,
         response: {
-          201: ProjectCreated,
+          201: Type.Object(
+            { ...ProjectCreated.properties, warnings: ProjectWarnings },
+            { description: 'The created project' },
+          ),
           ...errorResponses(400, 409, 413, 415),
         },
       },
     },
     async (request, reply) => {
       assertValid(request);
-      assertNoNulCharacters(request.body);
       const { orgId } = orgPrincipal(request);
       const input = readProjectInput(request.body as Record<string, unknown>, {
         masterKey: ctx.config.masterKey,
@@ -72,7 +76,7 @@ export const createProjectRoute: RouteModule = (app, ctx) => {
         }
         return insertProject(tx, { ...rest, orgId, cnpj: cnpj!, name: name!, razaoSocial: razaoSocial! });
       });
-      return reply.status(201).send(projectCreatedView(row));
+      return reply.status(201).send({ ...projectCreatedView(row), warnings: routingWarnings(ctx, row) });
     },
   );
 };

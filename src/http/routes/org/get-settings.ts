@@ -21,8 +21,31 @@ export const getSettingsRoute: RouteModule = (app, ctx) => {
               name: Type.String(),
               slug: Type.String(),
               storageBaseUrl: Type.Union([Type.String(), Type.Null()], {
-                description: 'White-label base URL of document links, or null',
+                description: 'White-label base URL of document links (as set), or null',
               }),
+              storageBaseUrlStatus: Type.Union(
+                [
+                  Type.Object({
+                    status: Type.Union(
+                      [Type.Literal('pending_verification'), Type.Literal('active'), Type.Literal('failed')],
+                      {
+                        description:
+                          'pending_verification → active once its CNAME resolves to the target, or failed (reason)',
+                      },
+                    ),
+                    reason: Type.Union([Type.String(), Type.Null()], {
+                      description: 'Why it is not active yet (or failed)',
+                    }),
+                    checkedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+                    cnameTarget: Type.String({ description: 'The host the CNAME must point to' }),
+                    activeBaseUrl: Type.Union([Type.String(), Type.Null()], {
+                      description: 'The base document URLs use now (the last verified domain; null: the default)',
+                    }),
+                  }),
+                  Type.Null(),
+                ],
+                { description: 'Verification of the white-label domain; null without one' },
+              ),
               subscription: Type.Object({
                 planName: Type.String(),
                 planSlug: Type.String(),
@@ -46,6 +69,15 @@ export const getSettingsRoute: RouteModule = (app, ctx) => {
         name: org.name,
         slug: org.slug,
         storageBaseUrl: org.storageBaseUrl,
+        storageBaseUrlStatus: org.storageBaseUrl
+          ? {
+              status: (org.storageBaseUrlStatus ?? 'pending_verification') as 'pending_verification',
+              reason: org.storageBaseUrlReason,
+              checkedAt: org.storageBaseUrlCheckedAt?.toISOString() ?? null,
+              cnameTarget: ctx.config.cnameTarget,
+              activeBaseUrl: org.storageBaseUrlActive,
+            }
+          : null,
         subscription: {
           planName: s.planName,
           planSlug: s.planSlug,

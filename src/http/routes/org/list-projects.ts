@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { listOrgProjects } from '../../../db/repositories/projects.ts';
 import { orgPrincipal, requireOrg } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, PageQuery, Pagination } from '../../schemas.ts';
+import { errorResponses, PageQuery, Pagination, pageOf } from '../../schemas.ts';
 import { assertValid, iso } from './common.ts';
 
 export const ProjectListItem = Type.Object({
@@ -29,10 +29,7 @@ export const listProjectsRoute: RouteModule = (app, ctx) => {
         description:
           'Needs the scope projects:read. By default only active projects; active=false includes inactive ones.',
         querystring: Type.Object({
-          page: Type.Optional(
-            Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1, description: 'Page number, from 1' }),
-          ),
-          limit: PageQuery.limit,
+          ...PageQuery,
           active: Type.Optional(
             Type.Boolean({ default: true, description: 'true (default): active projects only; false: all projects' }),
           ),
@@ -49,8 +46,7 @@ export const listProjectsRoute: RouteModule = (app, ctx) => {
     async (request) => {
       assertValid(request);
       const { orgId } = orgPrincipal(request);
-      const page = request.query.page ?? 1;
-      const limit = request.query.limit ?? 20;
+      const { page, limit } = pageOf(request.query);
       const { items, total } = await listOrgProjects(ctx.db, orgId, {
         page,
         limit,

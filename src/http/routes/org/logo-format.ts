@@ -1,15 +1,19 @@
-/** Image formats accepted as a DANFSe logo, recognised by their first bytes (never by name or declared type). */
+import { checkImage, type ImageCheck } from '../../../documents/image-structure.ts';
+
+/** Image formats accepted as a DANFSe logo, recognised by their content (never by name or declared type). */
 export type LogoFormat = { ext: 'png' | 'jpg' | 'webp'; mimeType: 'image/png' | 'image/jpeg' | 'image/webp' };
 
-const PNG_SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const FORMATS: Record<'png' | 'jpeg' | 'webp', LogoFormat> = {
+  png: { ext: 'png', mimeType: 'image/png' },
+  jpeg: { ext: 'jpg', mimeType: 'image/jpeg' },
+  webp: { ext: 'webp', mimeType: 'image/webp' },
+};
 
-export function detectLogoFormat(bytes: Buffer): LogoFormat | null {
-  if (bytes.length >= 8 && bytes.subarray(0, 8).equals(PNG_SIGNATURE)) return { ext: 'png', mimeType: 'image/png' };
-  if (bytes.length >= 3 && bytes[0] === 0xff && bytes[1] === 0xd8 && bytes[2] === 0xff) {
-    return { ext: 'jpg', mimeType: 'image/jpeg' };
-  }
-  if (bytes.length >= 12 && bytes.toString('latin1', 0, 4) === 'RIFF' && bytes.toString('latin1', 8, 12) === 'WEBP') {
-    return { ext: 'webp', mimeType: 'image/webp' };
-  }
-  return null;
+/** The logo decoded (structure walked, dimensions read), or why it is refused. */
+export function decodeLogo(
+  bytes: Buffer,
+): { ok: true; format: LogoFormat; width: number; height: number } | Extract<ImageCheck, { ok: false }> {
+  const checked = checkImage(bytes);
+  if (!checked.ok) return checked;
+  return { ok: true, format: FORMATS[checked.format], width: checked.width, height: checked.height };
 }

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../../errors.ts';
+import { textProblem } from '../../input-text.ts';
 
 /** One uploaded file and the text fields of a multipart/form-data body. */
 export interface MultipartUpload {
@@ -28,7 +29,8 @@ function cleanFileName(name: string | undefined, fallback: string): string {
 /**
  * Reads a multipart/form-data body: the file part `fileField` (at most `maxFileBytes`, else 413) and the text
  * fields. Malformed bodies (no boundary, truncated parts, …) are a 400, never a 500; other file parts are
- * read and dropped.
+ * read and dropped. A text field holding what PostgreSQL cannot store (NUL, unpaired surrogates) is a 400 naming
+ * it (JSON bodies get the same check from the app's preValidation hook).
  */
 export async function readMultipartUpload(
   request: FastifyRequest,
@@ -52,6 +54,12 @@ export async function readMultipartUpload(
       } else {
         if (part.valueTruncated) {
           throw new ApiError('PAYLOAD_TOO_LARGE', `The field ${part.fieldname} is too long`);
+        }
+        const problem = typeof part.value === 'string' ? textProblem(part.value) : null;
+        if (problem) {
+          throw new ApiError('VALIDATION_FAILED', `${part.fieldname} ${problem}`, [
+            { field: part.fieldname, message: problem },
+          ]);
         }
         if (!(part.fieldname in upload.fields) && typeof part.value === 'string') {
           upload.fields[part.fieldname] = part.value;

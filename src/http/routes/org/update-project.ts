@@ -6,9 +6,10 @@ import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams } from '../../schemas.ts';
-import { assertNoNulCharacters, assertValid, loadOrgProject } from './common.ts';
+import { assertValid, loadOrgProject } from './common.ts';
 import { readProjectInput } from './project-input.ts';
 import { UpdateProjectBody } from './project-schemas.ts';
+import { ProjectWarnings, routingWarnings } from './routing-warnings.ts';
 
 /** PATCH /org/projects/{id}: changes any subset of the fields but the CNPJ; null removes a value. */
 export const updateProjectRoute: RouteModule = (app, ctx) => {
@@ -21,12 +22,12 @@ export const updateProjectRoute: RouteModule = (app, ctx) => {
         tags: ['organization'],
         summary: 'Update a project',
         description:
-          'Needs the scope projects:write. Same fields as create except cnpj (immutable); all optional; nullable fields accept null to remove the value (danfeTemplate null restores padrao). The endereco parts given replace the stored ones.',
+          'Needs the scope projects:write. Same fields as create except cnpj (immutable); all optional; nullable fields accept null to remove the value (danfeTemplate null restores padrao). The endereco parts given replace the stored ones. Changing codigoMunicipio or regimeTributario to a combination no implemented engine serves answers the warning ENGINE_NOT_AVAILABLE.',
         params: IdParams,
         body: UpdateProjectBody,
         response: {
           200: Type.Object(
-            { updated: Type.Literal(true), id: Type.String() },
+            { updated: Type.Literal(true), id: Type.String(), warnings: ProjectWarnings },
             { description: 'The project was updated' },
           ),
           ...errorResponses(400, 404, 413, 415),
@@ -36,7 +37,6 @@ export const updateProjectRoute: RouteModule = (app, ctx) => {
     async (request) => {
       const project = await loadOrgProject(ctx, request);
       assertValid(request);
-      assertNoNulCharacters(request.body);
       const { orgId } = orgPrincipal(request);
       const body = { ...(request.body as Record<string, unknown>) };
       if (body.cnpj !== undefined) {
@@ -63,7 +63,9 @@ export const updateProjectRoute: RouteModule = (app, ctx) => {
       }
       const row = await updateOrgProject(ctx.db, orgId, project.id, input.columns);
       if (!row) throw new ApiError('PROJECT_NOT_FOUND', 'Project not found');
-      return { updated: true as const, id: row.id };
+      // routing depends on municipality and regime: warn when a change leaves the project without an engine
+      const routingChanged = 'codigoMunicipio' in body || 'regimeTributario' in body;
+      return { updated: true as const, id: row.id, warnings: routingChanged ? routingWarnings(ctx, row) : [] };
     },
   );
 };

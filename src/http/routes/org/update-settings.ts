@@ -3,9 +3,10 @@ import { Type } from 'typebox';
 import { organizations } from '../../../db/schema.ts';
 import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
+import { scheduleDomainCheck } from '../../../domains/verification.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses } from '../../schemas.ts';
-import { assertNoNulCharacters, assertValid, orNull } from './common.ts';
+import { assertValid, orNull } from './common.ts';
 import { checkStorageBaseUrl } from './storage-base-url.ts';
 
 /** PATCH /org/settings: sets or removes the white-label storage domain (rule 4.1.3). */
@@ -19,7 +20,7 @@ export const updateSettingsRoute: RouteModule = (app, ctx) => {
         tags: ['organization'],
         summary: 'Set the white-label storage domain',
         description:
-          'Needs the scope settings:write. storageBaseUrl must use https and a public domain (no localhost, no IP address, no .local, no host without a domain); null removes it. The CNAME of the domain must then be pointed manually at the service target named in the message; the status stays pending_verification until then.',
+          'Needs the scope settings:write. storageBaseUrl must use https and a public domain (no localhost, no IP address, no .local, no host without a domain); null removes it. The CNAME of the domain must then be pointed manually at the service target named in the message; the status stays pending_verification until a verification job has resolved that CNAME (checked at once, then on a schedule; GET /org/settings shows the status and the reason), and document URLs keep the current base (the last verified domain, or the default) until then. Setting the domain that is already verified keeps it active.',
         body: Type.Object(
           {
             storageBaseUrl: orNull(
@@ -32,9 +33,14 @@ export const updateSettingsRoute: RouteModule = (app, ctx) => {
           200: Type.Object(
             {
               storageBaseUrl: Type.Union([Type.String(), Type.Null()]),
-              status: Type.Union([Type.Literal('pending_verification'), Type.Literal('removed')], {
-                description: 'pending_verification until the CNAME is configured; removed after null',
-              }),
+              status: Type.Union(
+                [Type.Literal('pending_verification'), Type.Literal('active'), Type.Literal('removed')],
+                {
+                  description:
+                    'pending_verification until the CNAME is verified; active when this domain is already the ' +
+                    'verified one; removed after null',
+                },
+              ),
               message: Type.String({ description: 'What to do next (the CNAME to set)' }),
             },
             { description: 'The white-label domain and what to do next' },
@@ -45,13 +51,18 @@ export const updateSettingsRoute: RouteModule = (app, ctx) => {
     },
     async (request) => {
       assertValid(request);
-      assertNoNulCharacters(request.body);
       const { orgId } = orgPrincipal(request);
       const given = request.body.storageBaseUrl;
       if (given === null) {
         await ctx.db
           .update(organizations)
-          .set({ storageBaseUrl: null, storageBaseUrlStatus: null })
+          .set({
+            storageBaseUrl: null,
+            storageBaseUrlStatus: null,
+            storageBaseUrlActive: null,
+            storageBaseUrlReason: null,
+            storageBaseUrlCheckedAt: null,
+          })
           .where(eq(organizations.id, orgId));
         return {
           storageBaseUrl: null,
@@ -65,14 +76,39 @@ export const updateSettingsRoute: RouteModule = (app, ctx) => {
           { field: 'storageBaseUrl', message: check.reason },
         ]);
       }
-      await ctx.db
-        .update(organizations)
-        .set({ storageBaseUrl: check.value, storageBaseUrlStatus: 'pending_verification' })
-        .where(eq(organizations.id, orgId));
+      const status = await ctx.db.transaction(async (tx) => {
+        const [current] = await tx
+          .select({ active: organizations.storageBaseUrlActive })
+          .from(organizations)
+          .where(eq(organizations.id, orgId))
+          .for('update');
+        if (current?.active === check.value) {
+          await tx
+            .update(organizations)
+            .set({ storageBaseUrl: check.value, storageBaseUrlStatus: 'active', storageBaseUrlReason: null })
+            .where(eq(organizations.id, orgId));
+          return 'active' as const;
+        }
+        await tx
+          .update(organizations)
+          .set({
+            storageBaseUrl: check.value,
+            storageBaseUrlStatus: 'pending_verification',
+            storageBaseUrlReason: null,
+            storageBaseUrlCheckedAt: null,
+          })
+          .where(eq(organizations.id, orgId));
+        await scheduleDomainCheck(ctx, tx, { orgId, storageBaseUrl: check.value, check: 0 });
+        return 'pending_verification' as const;
+      });
+      if (status === 'pending_verification') ctx.queue.wake('domain.verify');
       return {
         storageBaseUrl: check.value,
-        status: 'pending_verification' as const,
-        message: `Create a CNAME record for ${check.host} pointing to ${ctx.config.cnameTarget}. The domain stays pending_verification until the CNAME is configured.`,
+        status,
+        message:
+          status === 'active'
+            ? `${check.host} is already verified; document URLs use it.`
+            : `Create a CNAME record for ${check.host} pointing to ${ctx.config.cnameTarget}. The domain stays pending_verification until the CNAME is verified (checked at once, then every ${ctx.config.domainVerificationRetrySeconds} s); document URLs keep their current base until then.`,
       };
     },
   );

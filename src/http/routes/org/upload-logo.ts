@@ -6,7 +6,8 @@ import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams } from '../../schemas.ts';
 import { loadOrgProject } from './common.ts';
-import { detectLogoFormat } from './logo-format.ts';
+import { sniffImageFormat } from '../../../documents/image-structure.ts';
+import { decodeLogo } from './logo-format.ts';
 import { readMultipartUpload } from './multipart.ts';
 
 export const MAX_LOGO_BYTES = 500 * 1024;
@@ -23,7 +24,7 @@ export const uploadLogoRoute: RouteModule = (app, ctx) => {
         tags: ['organization'],
         summary: 'Upload the DANFSe logo of a project',
         description:
-          'Needs the scope projects:write. multipart/form-data with `file`: PNG, JPEG or WebP recognised by its content (not its name or declared type), at most 500 KB (else 413), 400x400 px recommended. Replaces the previous logo. Used by the retrato_logo and paisagem_logo DANFSe templates.',
+          'Needs the scope projects:write. multipart/form-data with `file`: PNG, JPEG or WebP recognised by its content (not its name or declared type), at most 500 KB (else 413), 400x400 px recommended. The file is decoded structurally (PNG chunks and CRCs, JPEG markers, WebP RIFF chunks) and its dimensions read: a truncated file, one with data after the image (a polyglot) or an inconsistent header is refused with 400 LOGO_INVALID_IMAGE. Replaces the previous logo. Used by the retrato_logo and paisagem_logo DANFSe templates.',
         consumes: ['multipart/form-data'],
         params: IdParams,
         body: Type.Object({
@@ -34,6 +35,8 @@ export const uploadLogoRoute: RouteModule = (app, ctx) => {
             {
               ok: Type.Literal(true),
               key: Type.String({ description: 'Storage key of the logo' }),
+              width: Type.Integer({ description: 'Width in pixels, read from the image header' }),
+              height: Type.Integer({ description: 'Height in pixels, read from the image header' }),
             },
             { description: 'The stored logo' },
           ),
@@ -54,12 +57,18 @@ export const uploadLogoRoute: RouteModule = (app, ctx) => {
           { field: 'file', message: 'is required' },
         ]);
       }
-      const format = detectLogoFormat(upload.file.bytes);
-      if (!format) {
+      if (!sniffImageFormat(upload.file.bytes)) {
         throw new ApiError('LOGO_UNSUPPORTED_FORMAT', 'The logo must be a PNG, JPEG or WebP image', [
           { field: 'file', message: 'is not a PNG, JPEG or WebP image' },
         ]);
       }
+      const decoded = decodeLogo(upload.file.bytes);
+      if (!decoded.ok) {
+        throw new ApiError('LOGO_INVALID_IMAGE', `The logo cannot be used: ${decoded.reason}`, [
+          { field: 'file', message: decoded.reason },
+        ]);
+      }
+      const { format } = decoded;
       const key = newDocumentKey(project.id, `logo.${format.ext}`);
       await ctx.storage.put(key, upload.file.bytes, format.mimeType);
       const row = await updateOrgProject(ctx.db, orgId, project.id, { logoKey: key, logoMimeType: format.mimeType });
@@ -72,7 +81,7 @@ export const uploadLogoRoute: RouteModule = (app, ctx) => {
           .delete(project.logoKey)
           .catch((err: unknown) => request.log.warn({ err }, 'old logo not deleted'));
       }
-      return reply.status(201).send({ ok: true as const, key });
+      return reply.status(201).send({ ok: true as const, key, width: decoded.width, height: decoded.height });
     },
   );
 };

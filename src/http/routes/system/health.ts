@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import type { RouteModule } from '../../route.ts';
+import { problemRef } from '../../schemas.ts';
 
 export const health: RouteModule = (app, ctx) => {
   app.get(
@@ -11,7 +12,11 @@ export const health: RouteModule = (app, ctx) => {
         security: [],
         response: {
           200: Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') }),
-          503: Type.Object({ status: Type.Literal('error'), database: Type.Literal('unreachable') }),
+          // the database is unreachable, or (problem+json SERVICE_UNAVAILABLE) the process is shutting down
+          503: Type.Union([
+            Type.Object({ status: Type.Literal('error'), database: Type.Literal('unreachable') }),
+            problemRef,
+          ]),
         },
       },
     },

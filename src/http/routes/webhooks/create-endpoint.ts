@@ -2,7 +2,7 @@ import { createEndpoint } from '../../../webhooks/endpoints.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses } from '../../schemas.ts';
-import { assertNoNulCharacters, assertValid } from '../org/common.ts';
+import { assertValid } from '../org/common.ts';
 import {
   CreatedEndpointSchema,
   CreateEndpointBody,
@@ -29,7 +29,6 @@ export const createWebhookEndpointRoute: RouteModule = (app, ctx) => {
     },
     async (request, reply) => {
       assertValid(request);
-      assertNoNulCharacters(request.body);
       const { projectId } = projectPrincipal(request);
       const created = await createEndpoint(ctx, projectId, request.body);
       if (!created.ok) refuseEndpointInput(created.error);

@@ -3,7 +3,7 @@ import { EVENT_TYPES } from '../../../events/outbox.ts';
 import { listDeliveries, TEST_EVENT } from '../../../webhooks/deliveries.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, PageQuery, Pagination } from '../../schemas.ts';
+import { errorResponses, PageQuery, Pagination, pageOf } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
 import { DeliverySchema, deliveryView, needsScope } from './schemas.ts';
 
@@ -34,8 +34,7 @@ export const listWebhookDeliveriesRoute: RouteModule = (app, ctx) => {
               description: 'Only this status',
             }),
           ),
-          page: PageQuery.page,
-          limit: PageQuery.limit,
+          ...PageQuery,
         }),
         response: {
           200: Type.Object({ data: Type.Array(DeliverySchema), pagination: Pagination }),
@@ -47,8 +46,7 @@ export const listWebhookDeliveriesRoute: RouteModule = (app, ctx) => {
       assertValid(request);
       const { projectId } = projectPrincipal(request);
       const { endpointId, event, status } = request.query;
-      const page = request.query.page ?? 1;
-      const limit = request.query.limit ?? 20;
+      const { page, limit } = pageOf(request.query);
       const { rows, total } = await listDeliveries(ctx, projectId, { endpointId, event, status }, { page, limit });
       return {
         data: rows.map((r) => deliveryView(r.delivery, r.attempts)),

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { listEndpoints } from '../../../webhooks/endpoints.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, PageQuery, Pagination } from '../../schemas.ts';
+import { errorResponses, PageQuery, Pagination, pageOf } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
 import { EndpointSchema, endpointView, needsScope } from './schemas.ts';
 
@@ -17,7 +17,7 @@ export const listWebhookEndpointsRoute: RouteModule = (app, ctx) => {
         tags: ['webhooks'],
         summary: 'List webhook endpoints',
         description: `${needsScope('query')} Deleted endpoints are not listed.`,
-        querystring: Type.Object({ page: PageQuery.page, limit: PageQuery.limit }),
+        querystring: Type.Object({ ...PageQuery }),
         response: {
           200: Type.Object({ data: Type.Array(EndpointSchema), pagination: Pagination }),
           ...errorResponses(400),
@@ -27,8 +27,7 @@ export const listWebhookEndpointsRoute: RouteModule = (app, ctx) => {
     async (request) => {
       assertValid(request);
       const { projectId } = projectPrincipal(request);
-      const page = request.query.page ?? 1;
-      const limit = request.query.limit ?? 20;
+      const { page, limit } = pageOf(request.query);
       const { rows, total } = await listEndpoints(ctx, projectId, { page, limit });
       return { data: rows.map((row) => endpointView(ctx, row)), pagination: { page, limit, total } };
     },

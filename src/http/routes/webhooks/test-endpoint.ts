@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { findDelivery, sendTestDelivery } from '../../../webhooks/deliveries.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
+import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams, Nullable } from '../../schemas.ts';
 import { DeliverySchema, deliveryView, loadProjectEndpoint, needsScope, SIGNING_NOTE } from './schemas.ts';
@@ -14,7 +15,7 @@ export const testWebhookEndpointRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['webhooks'],
         summary: 'Send a test delivery',
-        description: `${needsScope('emit')} Sends, once and right away (no retries, also to an inactive endpoint), the event \`webhook.test\` with the envelope of spec 6 and data \`{endpointId, message}\`, signed like any delivery, and answers 200 with the outcome (success is false for a non-2xx answer, a network error, a refused address or no answer within 10 s). The delivery is kept in the history. ${SIGNING_NOTE}`,
+        description: `${needsScope('emit')} Sends, once and right away (no retries), the event \`webhook.test\` with the envelope of spec 6 and data \`{endpointId, message}\`, signed like any delivery, and answers 200 with the outcome (success is false for a non-2xx answer, a network error, a refused address or no answer within 10 s). The delivery is kept in the history. An inactive endpoint is not called: 409 WEBHOOK_ENDPOINT_INACTIVE (activate it with PATCH first). ${SIGNING_NOTE}`,
         params: IdParams,
         response: {
           200: Type.Object({
@@ -25,12 +26,18 @@ export const testWebhookEndpointRoute: RouteModule = (app, ctx) => {
             responseSnippet: Nullable(Type.String({ description: 'The first 1 KB of the answer' })),
             delivery: DeliverySchema,
           }),
-          ...errorResponses(404),
+          ...errorResponses(404, 409),
         },
       },
     },
     async (request) => {
       const endpoint = await loadProjectEndpoint(ctx, request);
+      if (!endpoint.active) {
+        throw new ApiError(
+          'WEBHOOK_ENDPOINT_INACTIVE',
+          'The endpoint is inactive: activate it (PATCH active: true) before sending a test',
+        );
+      }
       const { projectId } = projectPrincipal(request);
       const { delivery, outcome } = await sendTestDelivery(ctx, endpoint);
       const recorded = await findDelivery(ctx, projectId, delivery.id);

@@ -2,7 +2,7 @@ import { updateEndpoint } from '../../../webhooks/endpoints.ts';
 import { requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams } from '../../schemas.ts';
-import { assertNoNulCharacters, assertValid } from '../org/common.ts';
+import { assertValid } from '../org/common.ts';
 import {
   EndpointSchema,
   endpointView,
@@ -32,7 +32,6 @@ export const updateWebhookEndpointRoute: RouteModule = (app, ctx) => {
     async (request) => {
       const row = await loadProjectEndpoint(ctx, request);
       assertValid(request);
-      assertNoNulCharacters(request.body);
       const updated = await updateEndpoint(ctx, row, request.body);
       if (!updated.ok) refuseEndpointInput(updated.error);
       return endpointView(ctx, updated.value);
