@@ -8,7 +8,7 @@ import { documentUrl } from '../invoices/views.ts';
 import type { JobPayloads } from '../jobs/catalogue.ts';
 import type { JobContext } from '../jobs/queue.ts';
 import { newDocumentKey } from '../storage/types.ts';
-import { type DanfseTemplate, type RenderDanfseResult, renderDanfse } from './danfse/render.ts';
+import type { DanfseTemplate, RenderDanfseResult } from './danfse/render.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
 
@@ -39,6 +39,8 @@ export async function renderInvoicePdf(ctx: AppContext, row: InvoiceRow): Promis
     const file = await ctx.storage.get(project.logoKey);
     if (file) logo = { data: file.body, mimeType: project.logoMimeType ?? file.contentType };
   }
+  // pdfkit (about 150 ms to load) is loaded with the first PDF, not at start.
+  const { renderDanfse } = await import('./danfse/render.ts');
   return renderDanfse({
     nfseXml: row.nfseXml,
     template,
@@ -60,14 +62,16 @@ type Step = 'done' | 'changed' | 'lost-race';
  * does what is missing:
  *   1. the NFS-e XML (`<chave>-nfse.xml`) → `xmlKey`, documentsStatus `partial`, and `nfse.documents_ready`
  *      partial (pdfUrl null) in the same transaction;
- *   2. for a cancelled note, the cancellation event XML → `cancelXmlKey`;
- *   3. the DANFSe PDF → `pdfKey`, documentsCached, documentsStatus `complete`, and `nfse.documents_ready`
- *      complete; for a cancelled note the PDF is rendered again with the CANCELADA watermark under a new key,
- *      and that change writes the one `nfse.documents_ready` carrying `cancelXmlUrl`.
- * Each event is written only on its transition in the database (a compare-and-set on the key column), so the
- * emission yields at most two events and a cancellation one more. A renderer refusal is permanent (logged, no
- * further event); a thrown failure (storage, renderer crash) is retried by the job policy, and once the retries
- * run out no further event is sent (spec 6).
+ *   2. for a cancelled note whose cancellation XML was not stored with the cancellation (invoices cancelled
+ *      before `finishCancelled` stored it), the cancellation event XML → `cancelXmlKey`;
+ *   3. the DANFSe PDF → `pdfKey`, documentsCached, documentsStatus `complete`, and — for the first PDF only —
+ *      `nfse.documents_ready` complete; for a cancelled note the PDF is rendered again with the CANCELADA
+ *      watermark under a new key, without a further event: `nfse.cancelled` carries `cancelXmlUrl` and the status
+ *      shows the new `pdfUrl`.
+ * Each event is written only on its transition in the database (a compare-and-set on the key column), so an
+ * invoice gets at most two `nfse.documents_ready` (spec 6 and 8), cancelled or not. A renderer refusal is
+ * permanent (logged, no further event); a thrown failure (storage, renderer crash) is retried by the job policy,
+ * and once the retries run out no further event is sent (spec 6).
  */
 export async function runDocumentsJob(
   ctx: AppContext,
@@ -98,7 +102,8 @@ async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
       .update(invoices)
       .set({
         xmlKey: key,
-        documentsStatus: sql`coalesce(${invoices.documentsStatus}, 'partial')`,
+        documentsStatus: sql`coalesce(nullif(${invoices.documentsStatus}, 'failed'), 'partial')`,
+        documentsErrorCode: null,
         updatedAt: new Date(),
       })
       .where(and(eq(invoices.id, row.id), isNull(invoices.xmlKey)))
@@ -153,7 +158,13 @@ async function storePdf(ctx: AppContext, row: InvoiceRow): Promise<Step> {
   const won = await ctx.db.transaction(async (tx) => {
     const [updated] = await tx
       .update(invoices)
-      .set({ pdfKey: key, documentsCached: true, documentsStatus: 'complete', updatedAt: new Date() })
+      .set({
+        pdfKey: key,
+        documentsCached: true,
+        documentsStatus: 'complete',
+        documentsErrorCode: null,
+        updatedAt: new Date(),
+      })
       .where(
         and(
           eq(invoices.id, row.id),
@@ -163,6 +174,8 @@ async function storePdf(ctx: AppContext, row: InvoiceRow): Promise<Step> {
       )
       .returning();
     if (!updated) return false;
+    // a replaced PDF (the watermarked one of a cancelled note) is not a new documents_ready: at most two (spec 6)
+    if (previous !== null) return true;
     const base = await storageBaseUrlOf(tx, updated.orgId);
     await recordEvent(tx, ctx.queue, {
       projectId: updated.projectId,
@@ -181,4 +194,22 @@ async function storePdf(ctx: AppContext, row: InvoiceRow): Promise<Step> {
   });
   if (!won) await ctx.storage.delete(key).catch(() => undefined);
   return won ? 'changed' : 'lost-race';
+}
+
+/**
+ * The documents job ran out of attempts (the catalogue's on-exhausted step): the invoice stays issued, its
+ * documents state becomes `failed` with the code, visible in the status (GET /xml and /pdf still answer, rendered
+ * on the fly). No event: spec 6 sends no further documents_ready once the retries run out. A later documents job
+ * (e.g. after a cancellation) that succeeds moves it on again.
+ */
+export async function markDocumentsFailed(ctx: AppContext, invoiceId: string, errorCode: string): Promise<void> {
+  const row = await load(ctx, invoiceId);
+  if (!row || !isIssued(row)) return;
+  const upToDate =
+    row.xmlKey && (row.status !== 'cancelled' || !row.cancelXml || row.cancelXmlKey) && hasCurrentPdf(row);
+  if (upToDate) return; // a concurrent job finished them
+  await ctx.db
+    .update(invoices)
+    .set({ documentsStatus: 'failed', documentsErrorCode: errorCode, updatedAt: new Date() })
+    .where(and(eq(invoices.id, invoiceId), eq(invoices.updatedAt, row.updatedAt)));
 }

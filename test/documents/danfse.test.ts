@@ -18,6 +18,7 @@ import {
 } from '../../src/documents/danfse/format.ts';
 import {
   accessKeyCheckDigit,
+  asCancelled,
   buildDanfseModel,
   CONSULTA_PUBLICA_URL,
   EMPTY_TEXTS,
@@ -223,6 +224,7 @@ describe('DANFSe view model', () => {
     expect([m.dpsNumero, m.dpsSerie, m.dpsDataHora]).toEqual(['6', '333', '30/12/2025 19:00:06']);
     expect(m.emitente).toBe('Prestador do serviço');
     expect(m.situacao).toBe('NFS-e Gerada');
+    expect(asCancelled(m).situacao).toBe('NFS-e Cancelada');
     expect(m.finalidade).toBe('NFS-e regular');
     expect(m.processadaEm.toISOString()).toBe('2025-12-30T22:01:35.000Z');
     expect(m.qrCodeUrl).toBe(QR_URL);
@@ -298,7 +300,8 @@ describe('DANFSe view model', () => {
     }
     expect(m.intermediario?.documentoLabel).toBe('CPF');
     expect(m.intermediario?.documento).toBe('123.456.789-09');
-    expect(m.intermediario?.municipio).toBe('Lisboa - Lisboa (PT)');
+    // countries print by name (Anexo A), not by ISO code
+    expect(m.intermediario?.municipio).toBe('Lisboa - Lisboa (Portugal)');
     expect(m.intermediario?.cep).toBe('1000-001');
     expect(
       m.informacoesComplementares.startsWith('Documento de referência: CONTRATO 2025/123 | Pedido: PO-998877 | '),
@@ -452,6 +455,10 @@ describe('renderDanfse', () => {
       const text = pdfText(cancelled.path);
       expect(text).toContain('NFS-e CANCELADA em 05/01/2026 10:00');
       expect(text).toContain('CANCELADA');
+      // the situation field says it too (the NFS-e's cStat 100 no longer describes the note)
+      expect(text).toContain('NFS-e Cancelada');
+      expect(text).not.toContain('NFS-e Gerada');
+      expect(pdfText(plain.path)).toContain('NFS-e Gerada');
       expect(text).toContain(KEY);
     }
     if (tools.pdftoppm) {
