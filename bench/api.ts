@@ -79,7 +79,7 @@ try {
       cnpj: cnpjFrom(n++),
       razaoSocial: 'EMPRESA BENCH LTDA',
       regimeTributario: '1',
-      codigoMunicipio: '3550308',
+      codigoMunicipio: '2611606', // Recife: national-adherent, no sandbox ADN parametrisation (São Paulo has its own engine)
       inscricaoMunicipal: '12345',
       defaultNbs: '115021000',
       defaultIndicadorOperacao: '100301',

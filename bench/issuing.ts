@@ -104,7 +104,7 @@ try {
     cnpj: '11222333000181',
     razaoSocial: 'EMPRESA EXEMPLO LTDA',
     regimeTributario: '1',
-    codigoMunicipio: '3550308',
+    codigoMunicipio: '2611606', // Recife: national-adherent, no sandbox ADN parametrisation (São Paulo has its own engine)
     inscricaoMunicipal: '12345',
     serieNfse: '1',
     defaultNbs: '115021000',

@@ -8,6 +8,7 @@ const ROOT = new URL('../', import.meta.url).pathname;
 const benches = [
   ['bench/signing.ts'],
   ['bench/danfse.ts'],
+  ['bench/start.ts'],
   ['bench/api.ts', '8', '32'],
   ['bench/issuing.ts', '1000', '128'],
   ['bench/webhooks.ts'],

@@ -1,5 +1,6 @@
 import { ConfigError, loadConfig } from './config.ts';
-import { startService } from './service.ts';
+import { DataDirectoryInUseError } from './db/client.ts';
+import { type RunningService, startService } from './service.ts';
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -12,7 +13,29 @@ try {
   throw err;
 }
 
-const service = await startService(config);
+/** One line for the start-up failures an operator can fix (port taken, data directory held, database down…). */
+function startupFailure(err: unknown): string {
+  const e = err as NodeJS.ErrnoException & { address?: string; port?: number };
+  const where = `${config.host}:${config.port}`;
+  if (e?.code === 'EADDRINUSE')
+    return `port ${config.port} is already in use on ${config.host} (set PORT to a free port)`;
+  if (e?.code === 'EACCES' && e.syscall === 'listen')
+    return `no permission to listen on ${where} (set PORT above 1023)`;
+  if (e?.code === 'EADDRNOTAVAIL') return `cannot listen on ${where}: no such local address (check HOST)`;
+  if (err instanceof DataDirectoryInUseError) return err.message;
+  if (e?.code === 'ECONNREFUSED' && config.databaseUrl)
+    return `cannot connect to the database of DATABASE_URL (${e.message})`;
+  return e instanceof Error ? e.message : String(err);
+}
+
+let service: RunningService;
+try {
+  service = await startService(config);
+} catch (err) {
+  console.error(`Cannot start the NFS-e service: ${startupFailure(err)}`);
+  if (['debug', 'trace'].includes(config.logLevel)) console.error(err);
+  process.exit(1);
+}
 if (service.url)
   service.ctx.logger.info(`NFS-e service listening on ${service.url}/api/v1 (docs at ${service.url}/docs)`);
 else service.ctx.logger.info(`NFS-e worker started (role ${config.role})`);
