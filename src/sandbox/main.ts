@@ -3,7 +3,8 @@ import { provisionSandboxIdentity } from './identity.ts';
 import { startSefinSandbox } from './sefin/server.ts';
 
 /**
- * `npm run sandbox`: the Sefin Nacional sandbox on its own.
+ * `npm run sandbox`: the national family's sandbox (Sefin Nacional + ADN Parâmetros Municipais) on its own, recording
+ * its exchanges in `$SANDBOX_DIR/national/exchanges.jsonl`.
  * Env: SANDBOX_PORT (default 8443), SANDBOX_HOST (default 127.0.0.1), SANDBOX_DIR (default ./data/sandbox).
  */
 
@@ -22,6 +23,7 @@ const sandbox = await startSefinSandbox({
   tls: identity.tls,
   signer: identity.signer,
   storeFile: resolve(dir, 'sefin-store.jsonl'),
+  sandboxDir: dir,
   logger: {
     info: (message) => console.log(message),
     warn: (message) => console.warn(message),
@@ -36,6 +38,7 @@ console.log(
 );
 console.log(`  CA certificate:    ${identity.caFile}`);
 console.log(`  faults:            PUT ${sandbox.url}/__sandbox/faults   issued: GET ${sandbox.url}/__sandbox/issued`);
+console.log(`  exchanges:         ${sandbox.exchangesFile()}`);
 
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

@@ -3,7 +3,7 @@ import { seedBreakdownsAt } from '../adn/seed.ts';
 import { type MensagemProcessamento, officialMessage } from './codes.ts';
 import { issIncidence } from './nfse-builder.ts';
 import type { Ambiente, SefinStore } from './store.ts';
-import { at, child, textAt } from './xml.ts';
+import { at, child, textAt } from '../kit/xml-dom.ts';
 
 /** The fields of a received DPS that the sandbox's rules and NFS-e generation use. */
 

@@ -1,7 +1,8 @@
 import { type MensagemProcessamento, officialMessage, SEFIN_MESSAGES } from './codes.ts';
 import { inscricaoRoot } from './dps.ts';
 import type { Ambiente, IssuedRecord } from './store.ts';
-import { child, childElements, escapeXml, NFSE_NS, textAt } from './xml.ts';
+import { child, childElements, escapeXml, textAt } from '../kit/xml-dom.ts';
+import { NFSE_NS } from './xml.ts';
 
 /** Pedido de registro de evento (Anexo II) → evento, for the events a taxpayer may send. */
 

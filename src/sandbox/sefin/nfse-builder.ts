@@ -3,7 +3,8 @@ import { findMunicipality } from '../../domain/municipalities.ts';
 import { findServiceCode } from '../../domain/service-codes.ts';
 import { rateAt, seedBreakdownsAt } from '../adn/seed.ts';
 import type { DpsData, Party } from './dps.ts';
-import { at, childElements, escapeXml, NFSE_NS, textAt } from './xml.ts';
+import { at, childElements, escapeXml, textAt } from '../kit/xml-dom.ts';
+import { NFSE_NS } from './xml.ts';
 
 /**
  * Composes the NFS-e that Sefin Nacional generates from an accepted DPS (NFSe_v1.01.xsd): the generated

@@ -1,7 +1,9 @@
-import { appendFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { JsonlFile } from '../kit/jsonl.ts';
 
-/** What the sandbox issued, in memory and (optionally) appended to a JSONL file so a restart keeps it. */
+/**
+ * What the sandbox issued, in memory and (optionally) appended to a JSONL file (the kit's ../kit/jsonl.ts, 0600 in
+ * a 0700 directory) so a restart keeps it.
+ */
 
 export type Ambiente = 1 | 2;
 
@@ -48,22 +50,11 @@ export class SefinStore {
   private readonly nfseNumbers = new Map<string, number>();
   private readonly dfseNumbers = new Map<Ambiente, number>();
 
-  constructor(
-    private readonly file: string | null,
-    warn: (message: string) => void = () => {},
-  ) {
-    if (!file) return;
-    mkdirSync(dirname(file), { recursive: true });
-    if (!existsSync(file)) return;
-    const lines = readFileSync(file, 'utf8').split('\n');
-    lines.forEach((line, index) => {
-      if (!line.trim()) return;
-      try {
-        this.apply(JSON.parse(line) as StoredLine);
-      } catch (err) {
-        warn(`sandbox store ${file}: line ${index + 1} ignored (${(err as Error).message})`);
-      }
-    });
+  private readonly file: JsonlFile<StoredLine> | null;
+
+  constructor(file: string | null, warn: (message: string) => void = () => {}) {
+    this.file = file ? new JsonlFile<StoredLine>(file) : null;
+    this.file?.replay((line) => this.apply(line), warn);
   }
 
   private static dpsNumberKey(env: Ambiente, cLocEmi: string, emitente: string, serie: string, nDPS: string): string {
@@ -98,7 +89,7 @@ export class SefinStore {
   }
 
   private persist(line: StoredLine): void {
-    if (this.file) appendFileSync(this.file, `${JSON.stringify(line)}\n`);
+    this.file?.append(line);
   }
 
   nextNfseNumber(env: Ambiente, cLocEmi: string, emitente: string): number {

@@ -1,13 +1,12 @@
 import { gunzipSync } from 'node:zlib';
-import { DOMParser } from '@xmldom/xmldom';
 import { XmlDocument } from 'libxml2-wasm';
 import { type SchemaName, validateXml } from '../../xml/xsd.ts';
+import { childElements, parseDom } from '../kit/xml-dom.ts';
 import { type MensagemProcessamento, officialMessage } from './codes.ts';
 
-/** XML plumbing of the sandbox: the reception checks of the data area and small DOM helpers. */
+/** The reception checks of Sefin Nacional's data area (the DOM helpers are the kit's, ../kit/xml-dom.ts). */
 
 export const NFSE_NS = 'http://www.sped.fazenda.gov.br/nfse';
-export const XMLDSIG_NS = 'http://www.w3.org/2000/09/xmldsig#';
 
 export interface ReceivedDocument {
   /** The XML text as received (UTF-8 decoded, BOM removed). */
@@ -82,18 +81,6 @@ function checkWellFormed(xml: string): string | null {
   }
 }
 
-export function parseDom(xml: string): Document {
-  return new DOMParser({
-    errorHandler: {
-      warning: () => {},
-      error: () => {},
-      fatalError: (message: unknown) => {
-        throw new Error(String(message));
-      },
-    },
-  }).parseFromString(xml, 'text/xml');
-}
-
 function findPrefix(el: Element): string | null {
   if (el.prefix) return el.tagName;
   for (let i = 0; i < el.attributes.length; i++) {
@@ -105,48 +92,4 @@ function findPrefix(el: Element): string | null {
     if (found) return found;
   }
   return null;
-}
-
-export function childElements(el: Element): Element[] {
-  const out: Element[] = [];
-  for (let node = el.firstChild; node; node = node.nextSibling) {
-    if (node.nodeType === 1) out.push(node as Element);
-  }
-  return out;
-}
-
-/** The first child element with this local name (in any namespace). */
-export function child(el: Element | null | undefined, name: string): Element | null {
-  if (!el) return null;
-  for (const c of childElements(el)) if (c.localName === name) return c;
-  return null;
-}
-
-/** Walks a `a/b/c` path of child elements. */
-export function at(el: Element | null | undefined, path: string): Element | null {
-  let current: Element | null = el ?? null;
-  for (const part of path.split('/')) {
-    current = child(current, part);
-    if (!current) return null;
-  }
-  return current;
-}
-
-/** The text of the element at `path`, or undefined when it is absent. */
-export function textAt(el: Element | null | undefined, path: string): string | undefined {
-  const found = at(el, path);
-  return found ? (found.textContent ?? '') : undefined;
-}
-
-/** The raw text of the document's root element, from its start tag to its end tag (prolog removed). */
-export function rootElementText(xml: string, rootName: string): string {
-  const start = xml.search(new RegExp(`<${rootName}[\\s>/]`));
-  const endTag = `</${rootName}>`;
-  const end = xml.lastIndexOf(endTag);
-  if (start < 0 || end < start) throw new Error(`no <${rootName}> element`);
-  return xml.slice(start, end + endTag.length);
-}
-
-export function escapeXml(text: string): string {
-  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
 }

@@ -1,17 +1,17 @@
 import { type KeyObject, X509Certificate } from 'node:crypto';
 import { XMLSerializer } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
-import { type CertificateIdentity, readCertificateIdentity } from '../../certificates/pkcs12.ts';
-import { at, child, childElements, XMLDSIG_NS } from './xml.ts';
+import { type IcpBrasilIdentity, readIcpBrasilIdentity } from './client-certificate.ts';
+import { at, child, childElements, XMLDSIG_NS } from './xml-dom.ts';
 
 /**
- * The sandbox's own XML-DSig code, on xml-crypto directly: it must not share the service's signer, so that a
- * bug there cannot hide behind the same bug here.
+ * Signed requests and signed answers of the sandbox kit: its own XML-DSig code, on xml-crypto directly. It must not
+ * share the service's signer, so that a bug there cannot hide behind the same bug here.
  */
 
 export interface VerifiedSignature {
   certificate: X509Certificate;
-  identity: CertificateIdentity;
+  identity: IcpBrasilIdentity;
 }
 
 export type SignatureCheck =
@@ -48,10 +48,10 @@ export function verifyEnvelopedSignature(xml: string, root: Element, signed: Ele
   const certText = (at(signature, 'KeyInfo/X509Data/X509Certificate')?.textContent ?? '').replace(/\s+/g, '');
   if (!certText) return { ok: false, reason: 'invalid', detail: 'KeyInfo sem X509Certificate.' };
   let certificate: X509Certificate;
-  let identity: CertificateIdentity;
+  let identity: IcpBrasilIdentity;
   try {
     certificate = new X509Certificate(Buffer.from(certText, 'base64'));
-    identity = readCertificateIdentity(certificate.raw);
+    identity = readIcpBrasilIdentity(certificate.raw);
   } catch (err) {
     return { ok: false, reason: 'certificate', detail: `Certificado ilegível: ${(err as Error).message}` };
   }
@@ -73,30 +73,48 @@ export interface SandboxSigner {
   certPem: string;
 }
 
+export interface SignatureProfile {
+  signatureAlgorithm: string;
+  digestAlgorithm: string;
+  canonicalizationAlgorithm: string;
+}
+
+/** How Sefin Nacional signs what it issues (see the official sample). */
+export const SEFIN_SIGNATURE_PROFILE: SignatureProfile = {
+  signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+  digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+  canonicalizationAlgorithm: 'http://www.w3.org/2001/10/xml-exc-c14n#WithComments',
+};
+
 /**
- * Signs `<root><element Id=…>…</element></root>` the way Sefin Nacional signs what it issues (see the official
- * sample): RSA-SHA256, SHA-256 digest, enveloped + exclusive C14N with comments, X509Certificate in KeyInfo,
+ * Signs `<root><element Id=…>…</element></root>` with an enveloped signature: `profile` (default: Sefin Nacional's,
+ * RSA-SHA256, SHA-256 digest, exclusive C14N with comments), enveloped + C14N transforms, X509Certificate in KeyInfo,
  * the Signature as the last child of the root. The Signature is spliced into the original text, so everything
- * else (in particular the embedded, already signed DPS or pedRegEvento) stays byte for byte as received.
+ * else (in particular an embedded, already signed request) stays byte for byte as received.
  */
-export function signAsSefin(xml: string, rootName: string, elementName: string, signer: SandboxSigner): string {
-  const c14n = 'http://www.w3.org/2001/10/xml-exc-c14n#WithComments';
+export function signEnveloped(
+  xml: string,
+  target: { rootName: string; elementName: string },
+  signer: SandboxSigner,
+  profile: SignatureProfile = SEFIN_SIGNATURE_PROFILE,
+): string {
+  const { rootName, elementName } = target;
+  const c14n = profile.canonicalizationAlgorithm;
   const sig = new SignedXml({
     privateKey: signer.privateKey,
     publicCert: signer.certPem,
-    signatureAlgorithm: 'http://www.w3.org/2001/04/xmldsig-more#rsa-sha256',
+    signatureAlgorithm: profile.signatureAlgorithm,
     canonicalizationAlgorithm: c14n,
   });
+  const xpath = `/*[local-name(.)='${rootName}']/*[local-name(.)='${elementName}']`;
   sig.addReference({
-    xpath: `/*[local-name(.)='${rootName}']/*[local-name(.)='${elementName}']`,
+    xpath,
     transforms: ['http://www.w3.org/2000/09/xmldsig#enveloped-signature', c14n],
-    digestAlgorithm: 'http://www.w3.org/2001/04/xmlenc#sha256',
+    digestAlgorithm: profile.digestAlgorithm,
   });
-  sig.computeSignature(xml, {
-    location: { reference: `/*[local-name(.)='${rootName}']/*[local-name(.)='${elementName}']`, action: 'after' },
-  });
+  sig.computeSignature(xml, { location: { reference: xpath, action: 'after' } });
   const closing = `</${rootName}>`;
   const end = xml.lastIndexOf(closing);
-  if (end < 0) throw new Error(`signAsSefin: no ${closing}`);
+  if (end < 0) throw new Error(`signEnveloped: no ${closing}`);
   return xml.slice(0, end) + sig.getSignatureXml() + xml.slice(end);
 }
