@@ -3,7 +3,6 @@ import type { CertificateStore } from './certificates/store.ts';
 import type { Config } from './config.ts';
 import type { Database, Db } from './db/client.ts';
 import type { EngineRegistry } from './engines/registry.ts';
-import type { RateLimiter } from './http/rate-limit.ts';
 import type { JobQueue } from './jobs/queue.ts';
 import type { DocumentStorage } from './storage/types.ts';
 
@@ -17,7 +16,7 @@ export interface AppContext {
   db: Db;
   queue: JobQueue;
   storage: DocumentStorage;
-  rateLimiter: RateLimiter;
+  rateLimiter: RateLimits;
   logger: FastifyBaseLogger;
   /** the clock of the business rules (tests may move it) */
   now: () => Date;
@@ -25,6 +24,17 @@ export interface AppContext {
   government: GovernmentEndpoints;
   engines: EngineRegistry;
   certificates: CertificateStore;
+}
+
+/**
+ * The request limits shared by every API process (implemented over the database by `http/rate-limit.ts`; the
+ * worker's housekeeping prunes them).
+ */
+export interface RateLimits {
+  /** Counts one request of `bucket`; null when admitted, else the seconds until one may be (for Retry-After). */
+  take(bucket: string, limitPerMinute: number): Promise<number | null>;
+  /** Drops the counters of closed windows. */
+  prune(): Promise<void>;
 }
 
 export interface GovernmentEndpoints {

@@ -14,11 +14,11 @@ import type { App } from './http/route.ts';
 import { JobQueue } from './jobs/queue.ts';
 import { securePrivateDirectory } from './data-dir.ts';
 import { createLogger } from './logging.ts';
-import { registerWorkers } from './jobs/workers.ts';
 import { provisionSandboxIdentity, sandboxIdentityMissing } from './sandbox/identity.ts';
 import { type SefinSandbox, startSefinSandbox } from './sandbox/sefin/server.ts';
 import { createLocalStorage } from './storage/local.ts';
 import type { DocumentStorage } from './storage/types.ts';
+import { registerWorkers } from './wiring/workers.ts';
 
 /** Official Sefin Nacional base URLs (brief §1.1). */
 export const SEFIN_LIVE_URLS = {
@@ -87,6 +87,7 @@ async function governmentEndpoints(
     tls: identity.tls,
     signer: identity.signer,
     storeFile: resolve(config.dataDir, 'sandbox', 'sefin-store.jsonl'),
+    sandboxDir: resolve(config.dataDir, 'sandbox'),
     logger: { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m) },
   });
   logger.info({ url: sandbox.url }, 'Sefin Nacional sandbox started');

@@ -8,52 +8,11 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyError, type FastifyServerOptions } from 'fastify';
 import type { AppContext } from '../context.ts';
 import { ApiError, type ErrorCode, type FieldError, problemBody } from './errors.ts';
+import { type AjvError, fieldErrors } from './field-errors.ts';
 import { assertStorableText } from './input-text.ts';
 import type { App } from './route.ts';
 import { registerRoutes } from './routes/index.ts';
 import { Problem } from './schemas.ts';
-
-export { API_PREFIX } from './route.ts';
-
-interface AjvError {
-  instancePath?: string;
-  message?: string;
-  keyword?: string;
-  params?: Record<string, unknown>;
-}
-
-/** Turns Ajv errors into `{ field, message }` with dotted body paths (`tomador.cnpj`). */
-export function fieldErrors(validation: AjvError[], context?: string): FieldError[] {
-  const seen = new Set<string>();
-  const out: FieldError[] = [];
-  for (const e of validation) {
-    let path = (e.instancePath ?? '')
-      .split('/')
-      .filter(Boolean)
-      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'))
-      .join('.');
-    if (e.keyword === 'required' && e.params?.missingProperty) {
-      path = path ? `${path}.${e.params.missingProperty}` : String(e.params.missingProperty);
-    }
-    if (e.keyword === 'additionalProperties' && e.params?.additionalProperty) {
-      path = path ? `${path}.${e.params.additionalProperty}` : String(e.params.additionalProperty);
-    }
-    const field = path || (context === 'body' ? '(body)' : `(${context ?? 'request'})`);
-    let message = e.message ?? 'is invalid';
-    if (e.keyword === 'required') message = 'is required';
-    if (e.keyword === 'additionalProperties') message = 'is not an accepted field';
-    if (e.keyword === 'enum' && Array.isArray(e.params?.allowedValues)) {
-      message = `must be one of ${(e.params.allowedValues as unknown[]).join(', ')}`;
-    }
-    const key = `${field}|${message}`;
-    if (seen.has(key)) continue;
-    // anyOf/oneOf produce one error per branch plus a summary: keep the most useful ones
-    if (e.keyword === 'anyOf' || e.keyword === 'oneOf') continue;
-    seen.add(key);
-    out.push({ field: context === 'querystring' ? `query.${field}` : field, message });
-  }
-  return out;
-}
 
 /**
  * Node's HTTP parser refuses some requests before Fastify sees them (header block over the limit, request

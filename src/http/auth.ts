@@ -1,23 +1,11 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import { constantTimeEqual, hashKey, keyKindOf } from '../access/keys.ts';
+import type { OrgScope, ProjectScope } from '../access/scopes.ts';
 import type { AppContext } from '../context.ts';
 import type { Db } from '../db/client.ts';
 import { apiKeys, orgTokens, projects } from '../db/schema.ts';
 import { ApiError } from './errors.ts';
-import { constantTimeEqual, hashKey, keyKindOf } from './keys.ts';
-
-export const ORG_SCOPES = [
-  'projects:read',
-  'projects:write',
-  'api_keys:manage',
-  'settings:read',
-  'settings:write',
-  'certificates:write',
-] as const;
-export type OrgScope = (typeof ORG_SCOPES)[number];
-
-export const PROJECT_SCOPES = ['emit', 'cancel', 'query'] as const;
-export type ProjectScope = (typeof PROJECT_SCOPES)[number];
 
 export type Principal =
   | { kind: 'admin' }

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import type { RateLimits } from '../context.ts';
 import type { Db } from '../db/client.ts';
 
 /** Width of one counter slot; a limit is checked over the current slot and the 30 before it (60-62 s). */
@@ -17,7 +18,7 @@ function retryAfterOf(slot: number, now: number): number {
  * twice the limit through around its boundary), while a client sending evenly at its limit still gets ~97% through. To keep the hot path cheap a process leases a slice of the
  * allowance at a time (one statement per lease, not per request); unused leases only make the limit stricter.
  */
-export class RateLimiter {
+export class RateLimiter implements RateLimits {
   private readonly local = new Map<string, { slot: number; granted: number; used: number; refused: boolean }>();
 
   constructor(

@@ -7,5 +7,3 @@ export type App = FastifyInstance<Server, IncomingMessage, ServerResponse, Fasti
 
 /** One API operation per file: a function that registers it (schema, auth, handler) on the app. */
 export type RouteModule = (app: App, ctx: AppContext) => void;
-
-export const API_PREFIX = '/api/v1';

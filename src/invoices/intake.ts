@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { and, eq, lt, sql, TransactionRollbackError } from 'drizzle-orm';
+import { invoiceStatusPath } from '../api-paths.ts';
 import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/client.ts';
 import { consumeCredits } from '../db/repositories/organizations.ts';
 import { batches, idempotencyKeys, invoices } from '../db/schema.ts';
 import type { Warning } from '../domain/warnings.ts';
-import { API_PREFIX } from '../http/route.ts';
 
 /**
  * Accepting work (POST /emitir and /emitir/batch). An accepted invoice is durable before the 202: its
@@ -43,7 +43,7 @@ interface Pending {
 export const IDEMPOTENCY_TTL_HOURS = 48;
 
 export function pollUrl(invoiceId: string): string {
-  return `${API_PREFIX}/invoices/${invoiceId}/status`;
+  return invoiceStatusPath(invoiceId);
 }
 
 export function newInvoiceId(): string {

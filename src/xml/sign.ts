@@ -1,8 +1,8 @@
 import { hash, type KeyObject, sign } from 'node:crypto';
-import { DOMParser } from '@xmldom/xmldom';
 import { SignedXml } from 'xml-crypto';
 import { type NamespaceScope, renderNamespaceDeclarations, scanCanonicalElement } from './canonical.ts';
 import { escapeXmlAttr } from './escape.ts';
+import { parseXmlDocument } from './read.ts';
 
 export { escapeXmlAttr, escapeXmlText } from './escape.ts';
 
@@ -137,13 +137,9 @@ export function signXmlGeneric(xml: string, options: SignOptions): string {
 }
 
 function parseStrict(xml: string): Document {
-  const fail = (message: string) => {
-    throw new Error(`signXml: malformed XML: ${message}`);
-  };
-  return new DOMParser({ errorHandler: { warning: () => {}, error: fail, fatalError: fail } }).parseFromString(
-    xml,
-    'text/xml',
-  );
+  return parseXmlDocument(xml, (level, message) => {
+    if (level !== 'warning') throw new Error(`signXml: malformed XML: ${message}`);
+  });
 }
 
 /**

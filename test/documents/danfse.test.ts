@@ -16,15 +16,9 @@ import {
   formatPhone,
   sumDecimals,
 } from '../../src/documents/danfse/format.ts';
-import {
-  accessKeyCheckDigit,
-  asCancelled,
-  buildDanfseModel,
-  CONSULTA_PUBLICA_URL,
-  EMPTY_TEXTS,
-  isValidAccessKey,
-} from '../../src/documents/danfse/model.ts';
+import { asCancelled, buildDanfseModel, CONSULTA_PUBLICA_URL, EMPTY_TEXTS } from '../../src/documents/danfse/model.ts';
 import { type RenderDanfseInput, renderDanfse } from '../../src/documents/danfse/render.ts';
+import { accessKeyCheckDigit, isValidAccessKey } from '../../src/xml/access-key.ts';
 import { hasTool } from '../support/tools.ts';
 
 const SAMPLE = new URL('../fixtures/national/ExemploPisZeradoCofinsSobreFaturamentoPreenchido.xml', import.meta.url)

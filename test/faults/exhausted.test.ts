@@ -2,7 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { JOB_NAMES, JOB_POLICIES } from '../../src/jobs/catalogue.ts';
-import { exhaustedStep } from '../../src/jobs/exhausted.ts';
+import { exhaustedStep } from '../../src/wiring/exhausted.ts';
 import { deadLetterQueueOf } from '../../src/jobs/queue.ts';
 import { outboxEvents, waitForStatus } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';

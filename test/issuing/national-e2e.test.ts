@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { idempotencyKeys, organizations, rateLimitCounters } from '../../src/db/schema.ts';
-import { runHousekeeping } from '../../src/jobs/workers.ts';
+import { runHousekeeping } from '../../src/wiring/workers.ts';
 import { validateXml } from '../../src/xml/xsd.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { invoiceBody, type OnboardedProject, onboardProject, waitForInvoice } from '../support/onboarding.ts';

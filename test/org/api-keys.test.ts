@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashKey } from '../../src/http/keys.ts';
+import { hashKey } from '../../src/access/keys.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { expectProblem, projectBody } from '../support/route-checks.ts';
 

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ORG_SCOPES } from '../../src/http/auth.ts';
+import { ORG_SCOPES } from '../../src/access/scopes.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import {
   callRoute,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ORG_SCOPES } from '../../src/http/auth.ts';
+import { ORG_SCOPES } from '../../src/access/scopes.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import {
   apiOperations,

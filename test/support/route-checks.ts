@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
-import { ORG_SCOPES, type OrgScope } from '../../src/http/auth.ts';
+import { ORG_SCOPES, type OrgScope } from '../../src/access/scopes.ts';
 import type { TestResponse, TestService } from './harness.ts';
 
 /**

@@ -1,5 +1,5 @@
 import { and, count, desc, eq } from 'drizzle-orm';
-import { hashKey, keyPrefix, newProjectKey } from '../../http/keys.ts';
+import { hashKey, keyPrefix, newProjectKey } from '../../access/keys.ts';
 import type { Db, DbOrTx } from '../client.ts';
 import { apiKeys, organizations, plans, projects } from '../schema.ts';
 

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { and, eq, sql } from 'drizzle-orm';
-import { ORG_SCOPES } from '../../http/auth.ts';
-import { hashKey, keyPrefix, newOrgToken } from '../../http/keys.ts';
+import { hashKey, keyPrefix, newOrgToken } from '../../access/keys.ts';
+import { ORG_SCOPES } from '../../access/scopes.ts';
 import type { DbOrTx } from '../client.ts';
 import { organizations, orgTokens, plans } from '../schema.ts';
 

@@ -14,7 +14,8 @@ import {
   formatPhone,
   sumDecimals,
 } from './format.ts';
-import { child, children, findDescendant, parseXml, text, withoutSignatures } from './xml-view.ts';
+import { isValidAccessKey } from '../../xml/access-key.ts';
+import { child, children, findDescendant, parseXml, text, withoutSignatures } from '../../xml/read.ts';
 
 /**
  * The DANFSe v2.0 view model: every value already formatted for display (pt-BR), `-` for an absent value.
@@ -259,22 +260,6 @@ function label(table: Record<string, string>, code: string | null): string {
 
 function orDash(value: string | null | undefined): string {
   return value ? value : DASH;
-}
-
-/** Modulo-11 check digit of the 50-character access key (weights 2..9 from the right; remainder < 2 → 0). */
-export function accessKeyCheckDigit(first49: string): number {
-  let sum = 0;
-  let weight = 2;
-  for (let i = first49.length - 1; i >= 0; i--) {
-    sum += Number(first49[i]) * weight;
-    weight = weight === 9 ? 2 : weight + 1;
-  }
-  const remainder = sum % 11;
-  return remainder < 2 ? 0 : 11 - remainder;
-}
-
-export function isValidAccessKey(key: string): boolean {
-  return /^\d{50}$/.test(key) && accessKeyCheckDigit(key.slice(0, 49)) === Number(key[49]);
 }
 
 function municipioUf(code: string | null, name?: string | null): string {

@@ -9,7 +9,8 @@ import { roundMoney } from '../../domain/invoice-request.ts';
 import type { ProjectFiscalProfile } from '../../domain/project-profile.ts';
 import { findServiceCode, NO_ISS_ICMS_INCIDENCE } from '../../domain/service-codes.ts';
 import { formatDateTimeWithOffset } from '../../xml/datetime.ts';
-import { escapeXmlAttr, escapeXmlText } from '../../xml/sign.ts';
+import { escapeXmlAttr, escapeXmlText } from '../../xml/escape.ts';
+import { toLatin1Line } from '../../xml/latin1.ts';
 
 /**
  * DPS 1.01 (Sistema Nacional NFS-e) from a NormalizedInvoice: unsigned `<DPS>`, no XML declaration, no whitespace
@@ -50,45 +51,6 @@ export interface BuiltDps {
 // Text and number formatting
 // ---------------------------------------------------------------------------------------------------------------
 
-const TYPOGRAPHIC: Record<string, string> = {
-  '\u2018': "'",
-  '\u2019': "'",
-  '\u201A': "'",
-  '\u201B': "'",
-  '\u201C': '"',
-  '\u201D': '"',
-  '\u201E': '"',
-  '\u2013': '-',
-  '\u2014': '-',
-  '\u2212': '-',
-  '\u2022': '-',
-  '\u2026': '...',
-  '\u20AC': 'EUR',
-};
-
-/**
- * A single-line value for the `TSString`-based types (characters U+0020-U+00FF, no leading or trailing space):
- * whitespace runs become one space, typographic quotes and dashes become ASCII, other characters outside Latin-1
- * lose their accents or are dropped; cut at `max` characters.
- */
-export function toSchemaString(value: string, max: number): string {
-  let out = '';
-  for (const ch of value.normalize('NFC').replace(/\s+/g, ' ')) {
-    const code = ch.codePointAt(0)!;
-    if (code >= 0x20 && code <= 0x7e) out += ch;
-    else if (code >= 0xa0 && code <= 0xff) out += ch;
-    else if (TYPOGRAPHIC[ch]) out += TYPOGRAPHIC[ch];
-    else {
-      const base = ch.normalize('NFKD').replace(/[\u0300-\u036f]/g, '');
-      if ([...base].every((c) => c.codePointAt(0)! >= 0x20 && c.codePointAt(0)! <= 0xff && c.codePointAt(0) !== 0x7f)) {
-        out += base;
-      }
-    }
-  }
-  // dropped characters may leave double spaces behind
-  return [...out.replace(/ {2,}/g, ' ').trim()].slice(0, max).join('').trim();
-}
-
 /**
  * A single-line value for the plain `xs:string` types (names, foreign ids, foreign city and postal code, work and
  * event ids): any character is allowed there, so only whitespace is collapsed and the ends trimmed; cut at `max`.
@@ -98,14 +60,14 @@ function toPlainString(value: string, max: number): string {
 }
 
 /**
- * A multi-line description (`TSDesc2000`): each line cleaned like {@link toSchemaString}, line breaks kept as LF,
+ * A multi-line description (`TSDesc2000`): each line cleaned like {@link toLatin1Line}, line breaks kept as LF,
  * empty lines at the ends removed; cut at `max` characters.
  */
 function toDescription(value: string, max: number): string {
   const text = value
     .replace(/\r\n?/g, '\n')
     .split('\n')
-    .map((line) => toSchemaString(line, max))
+    .map((line) => toLatin1Line(line, max))
     .join('\n')
     .trim();
   return [...text].slice(0, max).join('').trim();
@@ -179,7 +141,7 @@ function phone(value: string | null | undefined): string | null {
 
 function email(value: string | null | undefined): string | null {
   const v = (value ?? '').trim();
-  return v.length >= 1 && v.length <= 80 && EMAIL.test(v) ? toSchemaString(v, 80) : null;
+  return v.length >= 1 && v.length <= 80 && EMAIL.test(v) ? toLatin1Line(v, 80) : null;
 }
 
 function identification(id: PartyId): string {
@@ -232,10 +194,10 @@ function addressGroup(address: NormalizedAddress | null): string {
   return group(
     'end',
     head,
-    leaf('xLgr', toSchemaString(address.logradouro!, 255)),
-    leaf('nro', toSchemaString(address.numero!, 60)),
-    address.complemento && leaf('xCpl', toSchemaString(address.complemento, 156)),
-    leaf('xBairro', toSchemaString(address.bairro!, 60)),
+    leaf('xLgr', toLatin1Line(address.logradouro!, 255)),
+    leaf('nro', toLatin1Line(address.numero!, 60)),
+    address.complemento && leaf('xCpl', toLatin1Line(address.complemento, 156)),
+    leaf('xBairro', toLatin1Line(address.bairro!, 60)),
   );
 }
 
@@ -258,10 +220,10 @@ function simpleAddressGroup(address: NormalizedAddress | null): string {
   return group(
     'end',
     head,
-    leaf('xLgr', toSchemaString(address.logradouro, 255)),
-    leaf('nro', toSchemaString(address.numero, 60)),
-    address.complemento && leaf('xCpl', toSchemaString(address.complemento, 156)),
-    leaf('xBairro', toSchemaString(address.bairro, 60)),
+    leaf('xLgr', toLatin1Line(address.logradouro, 255)),
+    leaf('nro', toLatin1Line(address.numero, 60)),
+    address.complemento && leaf('xCpl', toLatin1Line(address.complemento, 156)),
+    leaf('xBairro', toLatin1Line(address.bairro, 60)),
   );
 }
 
@@ -282,7 +244,7 @@ function recipientGroup(party: NormalizedParty): string {
   return group(
     'dest',
     identification(party.id),
-    leaf('xNome', toSchemaString(party.nome, 150)),
+    leaf('xNome', toLatin1Line(party.nome, 150)),
     addressGroup(party.endereco),
     leaf('fone', phone(party.telefone)),
     leaf('email', email(party.email)),
@@ -340,7 +302,7 @@ function eventGroup(invoice: NormalizedInvoice): string {
   if (!choice) return '';
   return group(
     'atvEvento',
-    leaf('xNome', toSchemaString(evento.nome, 255)),
+    leaf('xNome', toLatin1Line(evento.nome, 255)),
     leaf('dtIni', evento.dataInicio),
     leaf('dtFim', evento.dataFim),
     choice,
@@ -387,8 +349,8 @@ function serviceGroup(invoice: NormalizedInvoice): string {
         leaf('mecAFComexP', exportacao.fomentoPrestador),
         leaf('mecAFComexT', exportacao.fomentoTomador),
         leaf('movTempBens', exportacao.movimentacaoTemporariaBens),
-        leaf('nDI', exportacao.declaracaoImportacao && toSchemaString(exportacao.declaracaoImportacao, 12)),
-        leaf('nRE', exportacao.registroExportacao && toSchemaString(exportacao.registroExportacao, 12)),
+        leaf('nDI', exportacao.declaracaoImportacao && toLatin1Line(exportacao.declaracaoImportacao, 12)),
+        leaf('nRE', exportacao.registroExportacao && toLatin1Line(exportacao.registroExportacao, 12)),
         leaf('mdic', exportacao.compartilharMdic ? 1 : 0),
       ),
     obraGroup(invoice),
@@ -396,9 +358,9 @@ function serviceGroup(invoice: NormalizedInvoice): string {
     group(
       'infoCompl',
       servico.obra?.art && leaf('idDocTec', toPlainString(servico.obra.art, 40)),
-      servico.documentoReferencia && leaf('docRef', toSchemaString(servico.documentoReferencia, 255)),
-      servico.pedidoCompra && leaf('xPed', toSchemaString(servico.pedidoCompra, 60)),
-      servico.informacoesComplementares && leaf('xInfComp', toSchemaString(servico.informacoesComplementares, 2000)),
+      servico.documentoReferencia && leaf('docRef', toLatin1Line(servico.documentoReferencia, 255)),
+      servico.pedidoCompra && leaf('xPed', toLatin1Line(servico.pedidoCompra, 60)),
+      servico.informacoesComplementares && leaf('xInfComp', toLatin1Line(servico.informacoesComplementares, 2000)),
     ),
   );
 }
@@ -507,7 +469,7 @@ export function buildDps(input: BuildDpsInput): BuiltDps {
   const cLocEmi = project.codigoMunicipio ?? '';
   if (!/^\d{14}$/.test(project.cnpj)) throw new Error('buildDps: the project CNPJ must be 14 digits');
   if (Number.isNaN(dhEmi.getTime())) throw new Error('buildDps: invalid dhEmi');
-  const version = toSchemaString(verAplic, 20);
+  const version = toLatin1Line(verAplic, 20);
   if (!version) throw new Error('buildDps: verAplic is required');
   if (tpAmb !== 1 && tpAmb !== 2) throw new Error('buildDps: tpAmb must be 1 or 2');
   const id = buildDpsId({ cLocEmi, provider: { cnpj: project.cnpj }, serie, nDPS });

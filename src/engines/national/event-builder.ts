@@ -1,5 +1,6 @@
 import { formatDateTimeWithOffset } from '../../xml/datetime.ts';
 import { escapeXmlText } from '../../xml/escape.ts';
+import { toLatin1Line } from '../../xml/latin1.ts';
 
 export const NFSE_NAMESPACE = 'http://www.sped.fazenda.gov.br/nfse';
 export const NATIONAL_LAYOUT_VERSION = '1.01';
@@ -35,28 +36,6 @@ export interface CancellationRequest {
   id: string;
 }
 
-const REPLACEMENTS: Record<string, string> = {
-  '\u2018': "'",
-  '\u2019': "'",
-  '\u201A': "'",
-  '\u201C': '"',
-  '\u201D': '"',
-  '\u201E': '"',
-  '\u2013': '-',
-  '\u2014': '-',
-  '\u2212': '-',
-  '\u2022': '-',
-  '\u2026': '...',
-  '\u0141': 'L',
-  '\u0142': 'l',
-  '\u0152': 'OE',
-  '\u0153': 'oe',
-  '\u0110': 'D',
-  '\u0111': 'd',
-  '\u0131': 'i',
-};
-const REPLACEABLE = new RegExp(`[${Object.keys(REPLACEMENTS).join('')}]`, 'g');
-
 /**
  * The xMotivo actually sent (schema type TSMotivo: 15 to 255 characters of U+0020–U+00FF, no leading or trailing
  * space, no line breaks). Whitespace runs become one space, typographic quotes and dashes become ASCII, other
@@ -64,18 +43,7 @@ const REPLACEABLE = new RegExp(`[${Object.keys(REPLACEMENTS).join('')}]`, 'g');
  * DEFAULT_CANCELLATION_REASON, a shorter one gets it appended, a longer one is cut at 255 characters.
  */
 export function normalizeCancellationReason(motivo?: string | null): string {
-  let reason = (motivo ?? '')
-    .normalize('NFC')
-    .replace(REPLACEABLE, (c) => REPLACEMENTS[c])
-    .replace(/\s+/g, ' ')
-    .replace(/[^\u0000-\u00FF]/gu, (c) => {
-      const base = c.normalize('NFD').charAt(0);
-      return base.charCodeAt(0) <= 0xff ? base : '';
-    })
-    .replace(/[\u0000-\u001F\u007F-\u009F]/g, (c) => (c === '\t' || c === '\n' || c === '\r' ? ' ' : ''))
-    .replace(/[\s\u00A0]+/g, ' ')
-    .trim();
-  if (reason.length > REASON_MAX_LENGTH) reason = reason.slice(0, REASON_MAX_LENGTH).trimEnd();
+  const reason = toLatin1Line(motivo ?? '', REASON_MAX_LENGTH);
   if (reason.length === 0) return DEFAULT_CANCELLATION_REASON;
   if (reason.length < REASON_MIN_LENGTH) return `${reason} - ${DEFAULT_CANCELLATION_REASON.toLowerCase()}`;
   return reason;

@@ -1,7 +1,7 @@
 import type { RouteOptions } from 'fastify';
 import type { AppContext } from '../../context.ts';
 import { isAuthHook } from '../auth.ts';
-import { API_PREFIX } from '../route.ts';
+import { API_PREFIX } from '../../api-paths.ts';
 import type { App, RouteModule } from '../route.ts';
 import { changePlanRoute } from './admin/change-plan.ts';
 import { updateOrgLimitsRoute } from './admin/update-org-limits.ts';

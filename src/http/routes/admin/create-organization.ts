@@ -1,6 +1,7 @@
 import { Type } from 'typebox';
 import { createOrganization, createOrgToken, findPlan } from '../../../db/repositories/organizations.ts';
-import { ORG_SCOPES, requireAdmin } from '../../auth.ts';
+import { ORG_SCOPES } from '../../../access/scopes.ts';
+import { requireAdmin } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses } from '../../schemas.ts';

@@ -2,9 +2,9 @@ import type { FastifyRequest } from 'fastify';
 import { type Static, type TSchema, Type } from 'typebox';
 import type { AppContext } from '../../../context.ts';
 import { findOrgProject, type ProjectRow } from '../../../db/repositories/projects.ts';
-import { fieldErrors } from '../../app.ts';
 import { orgPrincipal } from '../../auth.ts';
 import { ApiError, type FieldError } from '../../errors.ts';
+import { fieldErrors } from '../../field-errors.ts';
 import { isUuid } from '../../schemas.ts';
 
 /**

@@ -1,7 +1,8 @@
 import { Type } from 'typebox';
 import { createProjectApiKey, keyRateCeiling } from '../../../db/repositories/api-keys.ts';
 import { type Warning, warning } from '../../../domain/warnings.ts';
-import { orgPrincipal, PROJECT_SCOPES, requireOrg } from '../../auth.ts';
+import { PROJECT_SCOPES } from '../../../access/scopes.ts';
+import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { errorResponses, IdParams } from '../../schemas.ts';

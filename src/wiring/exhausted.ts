@@ -3,8 +3,8 @@ import { failDomainVerification } from '../domains/verification.ts';
 import { markDocumentsFailed } from '../documents/invoice-documents.ts';
 import { finishCancellationFailed } from '../invoices/cancellation.ts';
 import { finishError } from '../invoices/completion.ts';
-import { type ExhaustedStep, JOB_POLICIES, type JobName, type JobPayloads } from './catalogue.ts';
-import type { ExhaustedHandler, JobHandler } from './queue.ts';
+import { type ExhaustedStep, JOB_POLICIES, type JobName, type JobPayloads } from '../jobs/catalogue.ts';
+import type { ExhaustedHandler, JobHandler } from '../jobs/queue.ts';
 
 /** The subject of a job, for the on-exhausted steps that end one. */
 function invoiceIdOf(data: JobPayloads[JobName]): string | null {

@@ -1,5 +1,5 @@
 import { loadConfig } from '../config.ts';
-import { openDatabase, runMigrations } from './client.ts';
+import { openDatabase, runMigrations } from '../db/client.ts';
 
 const config = loadConfig();
 const database = await openDatabase(config);

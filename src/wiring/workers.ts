@@ -4,13 +4,20 @@ import { runDocumentsJob } from '../documents/invoice-documents.ts';
 import { runCancelJob } from '../invoices/cancel-job.ts';
 import { pruneIdempotencyKeys } from '../invoices/intake.ts';
 import { runIssueJob } from '../invoices/issue-job.ts';
-import { registerWebhookWorkers } from '../webhooks/workers.ts';
+import { runPollJob } from '../invoices/poll-job.ts';
+import { fanOutEvent, runDeliveryJob } from '../webhooks/deliveries.ts';
+import { startDeliveryPoller } from '../webhooks/poller.ts';
 import { work } from './exhausted.ts';
 
-/** Registers the handler of every job of the catalogue on this process; returns the stop of its pollers. */
+/**
+ * The worker role, wired at the top: binds the handler of every job of the catalogue (`jobs/catalogue.ts`) and its
+ * on-exhausted step (`./exhausted.ts`) on this process, starts the webhook delivery poller and the housekeeping
+ * timer; returns their stop. The queue layer (`jobs/`) knows the catalogue only, never the handlers.
+ */
 export async function registerWorkers(ctx: AppContext): Promise<() => Promise<void>> {
   const n = ctx.config.workerConcurrency;
   await work(ctx, 'invoice.issue', n, (data, job) => runIssueJob(ctx, data.invoiceId, job));
+  await work(ctx, 'invoice.poll', n, (data, job) => runPollJob(ctx, data.invoiceId, data.poll, job));
   await work(ctx, 'invoice.cancel', n, (data, job) => runCancelJob(ctx, data.invoiceId, job));
   // rendering a PDF is CPU work (~25-60 ms): a few at a time, so issuing (the status customers wait for)
   // keeps the CPU; documents follow a little later
@@ -23,6 +30,27 @@ export async function registerWorkers(ctx: AppContext): Promise<() => Promise<vo
     stopHousekeeping();
     await stopWebhooks();
   };
+}
+
+/**
+ * The webhook side of a worker process: the fan-out of outbox events (`events.dispatch`, which wakes the
+ * poller), the poller that makes every due attempt (first attempts and scheduled retries), and manual
+ * retries (`webhook.deliver`). Returns the stop function (waits for the attempts in flight).
+ */
+async function registerWebhookWorkers(ctx: AppContext): Promise<() => Promise<void>> {
+  const n = ctx.config.workerConcurrency;
+  // attempts run up to 2n at once: they mostly wait on the network
+  const poller = startDeliveryPoller(ctx, { concurrency: 2 * n });
+  try {
+    await work(ctx, 'events.dispatch', n, async (data) => {
+      if ((await fanOutEvent(ctx, data.eventId)) > 0) poller.wake();
+    });
+    await work(ctx, 'webhook.deliver', n, (data) => runDeliveryJob(ctx, data.deliveryId));
+  } catch (err) {
+    await poller.stop();
+    throw err;
+  }
+  return () => poller.stop();
 }
 
 const HOUSEKEEPING_EVERY_MS = 10 * 60_000;

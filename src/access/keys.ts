@@ -1,6 +1,9 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** Key formats: organization tokens `svc_org_…`, project keys `svc_…`, the operator key `svc_admin_…`. */
+/**
+ * API key formats: organization tokens `svc_org_…`, project keys `svc_…`, the operator key `svc_admin_…`; their
+ * stored hash and visible prefix. Used by the HTTP edge (authentication) and the repositories (issuing keys).
+ */
 export type KeyKind = 'admin' | 'org' | 'project';
 
 export function keyKindOf(key: string): KeyKind | null {
