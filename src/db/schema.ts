@@ -227,14 +227,24 @@ export const invoices = pgTable(
     request: jsonb('request').notNull(),
     ambiente: integer('ambiente').notNull(),
     serie: text('serie'),
-    nDps: bigint('n_dps', { mode: 'number' }),
-    dpsId: text('dps_id'),
-    dpsXml: text('dps_xml'),
-    /** prepared | sending | done: `sending` means a request may have reached the government */
+    /** the declaration's number in the project's series (national DPS nDPS, municipal RPS number) */
+    declarationNumber: bigint('declaration_number', { mode: 'number' }),
+    /** the declaration's identifier at the government (national DPS Id), used to reconcile */
+    declarationId: text('declaration_id'),
+    /** the signed declaration, stored before sending so every retry sends the same bytes */
+    declarationXml: text('declaration_xml'),
+    /**
+     * prepared | sending | pending | done: `sending` means a request may have reached the government; `pending`
+     * means the government holds it under `protocol` (polled, never sent again)
+     */
     transmission: text('transmission').notNull().default('none'),
     attempts: integer('attempts').notNull().default(0),
-    chNfse: text('ch_nfse'),
+    /** the engine's reference of the note: the national access key, or the municipal number and code */
+    accessKey: text('access_key'),
     numeroNfse: text('numero_nfse'),
+    verificationCode: text('verification_code'),
+    /** the provider's protocol of an asynchronous submission (recorded before anything else) */
+    protocol: text('protocol'),
     emittedAt: ts('emitted_at'),
     nfseXml: text('nfse_xml'),
     errorCode: text('error_code'),
@@ -266,7 +276,7 @@ export const invoices = pgTable(
   (t) => [
     index('invoices_project_idx').on(t.projectId, t.createdAt),
     index('invoices_batch_idx').on(t.batchId),
-    uniqueIndex('invoices_fiscal_number_uq').on(t.projectId, t.serie, t.nDps),
+    uniqueIndex('invoices_fiscal_number_uq').on(t.projectId, t.serie, t.declarationNumber),
   ],
 );
 

@@ -80,7 +80,7 @@ export async function runDocumentsJob(
 ): Promise<void> {
   for (let pass = 0; pass < 6; pass++) {
     const row = await load(ctx, data.invoiceId);
-    if (!row || !isIssued(row) || !row.nfseXml || !row.chNfse) return;
+    if (!row || !isIssued(row) || !row.nfseXml) return;
     const step = await nextStep(ctx, row);
     if (step === 'done') return;
   }
@@ -90,12 +90,18 @@ export async function runDocumentsJob(
 async function nextStep(ctx: AppContext, row: InvoiceRow): Promise<Step> {
   if (!row.xmlKey) return storeNfseXml(ctx, row);
   if (row.status === 'cancelled' && row.cancelXml && !row.cancelXmlKey) return storeCancelXml(ctx, row);
-  if (!hasCurrentPdf(row)) return storePdf(ctx, row);
+  // the PDF is ours to store only where the engine renders it locally (spec 4.4: portal engines link or proxy it)
+  if (!hasCurrentPdf(row) && ctx.engines.get(row.engine).capabilities.pdf === 'local') return storePdf(ctx, row);
   return 'done';
 }
 
+/** The readable part of a document's name: the national access key, else the municipal number, else the id. */
+function documentName(row: InvoiceRow): string {
+  return row.accessKey ?? (row.numeroNfse ? `nfse-${row.numeroNfse}` : row.id);
+}
+
 async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
-  const key = newDocumentKey(row.projectId, `${row.chNfse}-nfse.xml`);
+  const key = newDocumentKey(row.projectId, `${documentName(row)}-nfse.xml`);
   await ctx.storage.put(key, Buffer.from(row.nfseXml!, 'utf8'), XML_TYPE);
   const won = await ctx.db.transaction(async (tx) => {
     const [updated] = await tx
@@ -130,7 +136,7 @@ async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
 }
 
 async function storeCancelXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
-  const key = newDocumentKey(row.projectId, `${row.chNfse}-cancelamento.xml`);
+  const key = newDocumentKey(row.projectId, `${documentName(row)}-cancelamento.xml`);
   await ctx.storage.put(key, Buffer.from(row.cancelXml!, 'utf8'), XML_TYPE);
   const [updated] = await ctx.db
     .update(invoices)
@@ -152,7 +158,7 @@ async function storePdf(ctx: AppContext, row: InvoiceRow): Promise<Step> {
     return 'done';
   }
   const cancelled = row.status === 'cancelled';
-  const key = newDocumentKey(row.projectId, `${row.chNfse}${cancelled ? CANCELLED_PDF_SUFFIX : '-danfse.pdf'}`);
+  const key = newDocumentKey(row.projectId, `${documentName(row)}${cancelled ? CANCELLED_PDF_SUFFIX : '-danfse.pdf'}`);
   await ctx.storage.put(key, rendered.pdf, PDF_TYPE);
   const previous = row.pdfKey;
   const won = await ctx.db.transaction(async (tx) => {

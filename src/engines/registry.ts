@@ -1,19 +1,25 @@
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { SignatureAlgorithm } from '../xml/sign.ts';
+import { createEngine } from './kit/engine.ts';
+import type { FamilyDefinition } from './kit/family.ts';
+import { GovernmentHttpClient } from './kit/http-client.ts';
 import { AdnParametersClient } from './national/adn-parameters.ts';
-import { createNationalEngine } from './national/engine.ts';
+import { nationalFamily } from './national/family.ts';
 import type { FamilyId } from './routing/families.ts';
 import { type MunicipalityRegistry, municipalityRegistry } from './routing/municipality-registry.ts';
 import { type RoutingDecision, routeProject } from './routing/route.ts';
-import { MtlsClientPool } from './transport/mtls.ts';
 import type { EngineFamily } from './types.ts';
 
 /**
- * The families this service implements (a subset of `FamilyId`, see routing/families.ts). The engine map below
- * must have exactly these keys (`satisfies Record<EngineId, EngineFamily>`); the coverage report reads this list.
+ * The families this service implements (a subset of `FamilyId`, see routing/families.ts), each a definition run by
+ * the engine kit (kit/engine.ts), registered in one typed map: adding a family is one line here. The coverage
+ * report reads this list.
  */
-export const IMPLEMENTED_FAMILIES = ['national'] as const satisfies readonly FamilyId[];
-export type EngineId = (typeof IMPLEMENTED_FAMILIES)[number];
+export const FAMILY_DEFINITIONS = {
+  national: nationalFamily,
+} as const satisfies Partial<Record<FamilyId, FamilyDefinition>>;
+export type EngineId = keyof typeof FAMILY_DEFINITIONS;
+export const IMPLEMENTED_FAMILIES = Object.keys(FAMILY_DEFINITIONS) as EngineId[];
 
 export interface EngineRegistryOptions {
   sefinBaseUrl: (ambiente: 1 | 2) => string;
@@ -31,7 +37,7 @@ export interface EngineRegistryOptions {
  * refused (ENGINE_NOT_AVAILABLE) unless it is MEI (spec 1.4).
  */
 export class EngineRegistry {
-  readonly clients: MtlsClientPool;
+  readonly clients: GovernmentHttpClient;
   readonly municipalities: MunicipalityRegistry;
   /** The ADN "Parâmetros Municipais" API (municipal breakdowns and rates), over the same mTLS pool. */
   readonly adnParameters: AdnParametersClient;
@@ -40,14 +46,17 @@ export class EngineRegistry {
 
   constructor(options: EngineRegistryOptions) {
     this.municipalities = municipalityRegistry();
-    this.clients = new MtlsClientPool(options.timeouts, options.caPem);
+    this.clients = new GovernmentHttpClient(options.timeouts, options.caPem);
     this.adnParameters = new AdnParametersClient({ clients: this.clients, baseUrl: options.adnParametersBaseUrl });
+    const common = {
+      http: this.clients,
+      signatureAlgorithm: options.signatureAlgorithm,
+      validateBeforeSend: options.validateBeforeSend,
+    };
     this.engines = {
-      national: createNationalEngine({
-        clients: this.clients,
-        baseUrl: options.sefinBaseUrl,
-        signatureAlgorithm: options.signatureAlgorithm,
-        validateBeforeSend: options.validateBeforeSend,
+      national: createEngine(FAMILY_DEFINITIONS.national, {
+        ...common,
+        endpoints: { url: (_operation, ambiente) => options.sefinBaseUrl(ambiente) },
       }),
     } satisfies Record<EngineId, EngineFamily>;
     this.implemented = new Set<FamilyId>(IMPLEMENTED_FAMILIES);

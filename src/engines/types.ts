@@ -1,6 +1,8 @@
 import type { A1Certificate } from '../certificates/pkcs12.ts';
 import type { NormalizedInvoice } from '../domain/invoice-request.ts';
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
+import type { ProjectCredentials } from './kit/auth.ts';
+import type { Capabilities, FamilyId } from './routing/families.ts';
 
 /**
  * Expected failures are values. Every government interaction ends in one of these kinds:
@@ -9,7 +11,9 @@ import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
  * - `transient`: the request certainly had no effect (refused connection, timeout before sending, 5xx
  *   answered without processing, 429): retried with backoff;
  * - `unknown`: the request may have been processed (timeout or connection lost after sending): the next
- *   attempt reconciles with the government (query by DPS/RPS) before anything is resent.
+ *   attempt reconciles with the government (query by DPS/RPS) before anything is resent;
+ * - `pending`: accepted for processing with a protocol (asynchronous lots): the protocol is recorded at once and
+ *   polled (`invoice.poll`); a declaration whose protocol is known is never sent again.
  */
 export type GovernmentError = { Codigo: string; Descricao: string; Complemento?: string | null };
 
@@ -17,12 +21,32 @@ export type Outcome<T> =
   | { kind: 'ok'; value: T }
   | { kind: 'rejected'; errorCode: string; errorMessage: string; errors: GovernmentError[]; httpStatus?: number }
   | { kind: 'transient'; reason: string; httpStatus?: number; retryAfterMs?: number }
-  | { kind: 'unknown'; reason: string };
+  | { kind: 'unknown'; reason: string }
+  | { kind: 'pending'; protocol: string; retryAfterMs?: number };
+
+/** An outcome that is not `ok`: what a job records or retries. */
+export type Failure = Exclude<Outcome<never>, { kind: 'ok' }>;
+
+/** One line for logs and error messages. */
+export function describeFailure(outcome: Failure): string {
+  switch (outcome.kind) {
+    case 'rejected':
+      return `${outcome.errorCode} ${outcome.errorMessage}`;
+    case 'pending':
+      return `pending under protocol ${outcome.protocol}`;
+    default:
+      return outcome.reason;
+  }
+}
 
 export interface IssuedDocument {
-  /** access key (national: 50 digits) or the municipal verification code */
-  chave: string;
+  /** the national access key (50 digits); null for a municipal note, which is known by number and code */
+  chave: string | null;
   numero: string;
+  /** the municipal verification code (ABRASF CodigoVerificacao, São Paulo CodigoVerificacao); null when none */
+  verificationCode?: string | null;
+  /** the provider's protocol of the lot that carried the note, when it was asynchronous */
+  protocol?: string | null;
   emittedAt: Date;
   /** the document as the government returned it */
   xml: string;
@@ -35,10 +59,15 @@ export interface CancellationRecord {
   xml: string;
 }
 
-/** What a government call needs: the project's certificate (mTLS and signing) and where to call. */
+/**
+ * What a government call needs: the project's certificate (mTLS and signing), the environment, and the project's
+ * engine credentials (Basic, Bearer, a header token: spec 2.1 `basicAuthUsuario`/`basicAuthSenha`, `cscToken`),
+ * opened from their sealed columns by the job that sends and never stored elsewhere.
+ */
 export interface Connection {
   certificate: A1Certificate;
   ambiente: 1 | 2;
+  credentials?: ProjectCredentials;
 }
 
 export interface PrepareInput {
@@ -57,18 +86,29 @@ export interface PreparedDocument {
   xml: string;
 }
 
-export interface EngineCapabilities {
-  cancel: boolean;
-  /** how the PDF is produced: rendered locally from the XML, fetched from a portal, or not available */
-  pdf: 'local' | 'portal' | 'none';
+/** The family's capabilities (routing/families.ts) and whether an unknown outcome can be reconciled. */
+export interface EngineCapabilities extends Capabilities {
   /** the government can be asked whether a declaration was processed (needed for unknown outcomes) */
   reconcile: boolean;
 }
 
-/** One engine family (national, ABRASF provider, São Paulo, …) behind the same operations. */
+/** The issued note as the jobs know it: what a cancellation or a query needs. */
+export interface IssuedReference {
+  chave: string | null;
+  numero: string | null;
+  verificationCode: string | null;
+  ambiente: 1 | 2;
+}
+
+/**
+ * One engine family (national, ABRASF provider, São Paulo, …) behind the same operations: what the jobs call.
+ * Built by the engine kit (kit/engine.ts) from a family definition; never written by hand.
+ */
 export interface EngineFamily {
-  readonly id: string;
+  readonly id: FamilyId;
   readonly capabilities: EngineCapabilities;
+  /** Government codes of a cancellation refusal that may mean "already cancelled": the job asks before believing. */
+  readonly alreadyCancelledCodes: readonly string[];
   /**
    * The engine's own requirements on a valid invoice (layout rules the builder cannot satisfy by itself),
    * checked at the API edge so a request the government would refuse is a 400 before a number is spent.
@@ -76,12 +116,16 @@ export interface EngineFamily {
   checkRequest(project: ProjectFiscalProfile, invoice: NormalizedInvoice): { field: string; message: string }[];
   /** build → sign → validate; a validation failure is a permanent rejection (never sent) */
   prepare(input: PrepareInput): Outcome<PreparedDocument>;
-  /** send → parse */
+  /** send → parse; `pending` when the provider answered with a protocol to poll */
   issue(document: PreparedDocument, connection: Connection): Promise<Outcome<IssuedDocument>>;
+  /** The provider's public link of an issued note's PDF (`capabilities.pdf = 'portal'`); null when none. */
+  pdfLink(issued: IssuedReference & { providerCnpj: string; inscricaoMunicipal: string | null }): string | null;
+  /** Asks for the result of a protocol: `pending` while the provider is still processing it. */
+  poll(protocol: string, document: PreparedDocument, connection: Connection): Promise<Outcome<IssuedDocument>>;
   /** Was this declaration already processed? `ok(null)` when the government has no document for it. */
   reconcile(document: PreparedDocument, connection: Connection): Promise<Outcome<IssuedDocument | null>>;
   cancel(
-    issued: { chave: string; ambiente: 1 | 2; providerCnpj: string },
+    issued: IssuedReference & { providerCnpj: string },
     reason: string | null,
     connection: Connection,
   ): Promise<Outcome<CancellationRecord>>;
@@ -89,8 +133,5 @@ export interface EngineFamily {
    * Was this note already cancelled by its emitter (a previous attempt whose answer was lost, or another
    * channel)? `ok(null)` when the government has no cancellation event for it.
    */
-  reconcileCancellation(
-    issued: { chave: string; ambiente: 1 | 2 },
-    connection: Connection,
-  ): Promise<Outcome<CancellationRecord | null>>;
+  reconcileCancellation(issued: IssuedReference, connection: Connection): Promise<Outcome<CancellationRecord | null>>;
 }

@@ -4,7 +4,14 @@ import type { JobQueue } from '../jobs/queue.ts';
 
 /** The events of spec section 6 and the data each carries. */
 export interface EventData {
-  'nfse.issued': { invoiceId: string; chNFSe: string; nNFSe: string; referencia?: string | null };
+  'nfse.issued': {
+    invoiceId: string;
+    /** the national access key; null for a municipal note (known by nNFSe and its verification code) */
+    chNFSe: string | null;
+    nNFSe: string;
+    codigoVerificacao?: string | null;
+    referencia?: string | null;
+  };
   'nfse.error': { invoiceId: string; errorCode: string; errorMessage: string; referencia?: string | null };
   /** `cancelXmlUrl`: the stored cancellation event XML (additive to spec 6; stored before the event is written). */
   'nfse.cancelled': { invoiceId: string; numeroNfse: string | null; cancelledAt: string; cancelXmlUrl: string | null };

@@ -57,7 +57,7 @@ export async function findBatchStatus(ctx: AppContext, projectId: string, orgId:
           batchIndex: invoices.batchIndex,
           status: invoices.status,
           referencia: invoices.referencia,
-          chNfse: invoices.chNfse,
+          accessKey: invoices.accessKey,
           numeroNfse: invoices.numeroNfse,
           errorMessage: invoices.errorMessage,
           pdfKey: invoices.pdfKey,
@@ -84,7 +84,7 @@ export async function findBatchStatus(ctx: AppContext, projectId: string, orgId:
     };
     if (row.status === 'issued' || row.status === 'cancelled') {
       issued++;
-      item.chNFSe = row.chNfse ?? undefined;
+      item.chNFSe = row.accessKey ?? undefined;
       item.numeroNfse = row.numeroNfse ?? undefined;
       item.pdfUrl = documentUrl(ctx, row.pdfKey, base);
     } else if (row.status === 'error') {

@@ -72,12 +72,12 @@ export async function requestCancellation(
  */
 export async function finishCancelled(ctx: AppContext, invoiceId: string, record: CancellationRecord): Promise<void> {
   const [current] = await ctx.db
-    .select({ projectId: invoices.projectId, chNfse: invoices.chNfse })
+    .select({ projectId: invoices.projectId, accessKey: invoices.accessKey })
     .from(invoices)
     .where(eq(invoices.id, invoiceId))
     .limit(1);
   if (!current) return;
-  const key = newDocumentKey(current.projectId, `${current.chNfse ?? invoiceId}-cancelamento.xml`);
+  const key = newDocumentKey(current.projectId, `${current.accessKey ?? invoiceId}-cancelamento.xml`);
   await ctx.storage.put(key, Buffer.from(record.xml, 'utf8'), 'application/xml; charset=utf-8');
   const applied = await ctx.db.transaction(async (tx) => {
     const [row] = await tx

@@ -47,8 +47,10 @@ export async function finishIssued(ctx: AppContext, invoiceId: string, issued: I
       .set({
         status: 'issued',
         transmission: 'done',
-        chNfse: issued.chave,
+        accessKey: issued.chave,
         numeroNfse: issued.numero,
+        verificationCode: issued.verificationCode ?? null,
+        ...(issued.protocol ? { protocol: issued.protocol } : {}),
         emittedAt: issued.emittedAt,
         nfseXml: issued.xml,
         errorCode: null,
@@ -63,7 +65,13 @@ export async function finishIssued(ctx: AppContext, invoiceId: string, issued: I
       projectId: row.projectId,
       type: 'nfse.issued',
       invoiceId: row.id,
-      data: { invoiceId: row.id, chNFSe: issued.chave, nNFSe: issued.numero, referencia: row.referencia },
+      data: {
+        invoiceId: row.id,
+        chNFSe: issued.chave,
+        nNFSe: issued.numero,
+        ...(issued.verificationCode ? { codigoVerificacao: issued.verificationCode } : {}),
+        referencia: row.referencia,
+      },
     });
     await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'emission' }, { tx });
     await completeBatchIfDone(ctx, tx, row);

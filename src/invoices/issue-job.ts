@@ -1,113 +1,47 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
-import { loadProjectRow, toFiscalProfile } from '../db/repositories/project-profile.ts';
 import { invoices, numbering } from '../db/schema.ts';
 import { checkInvoiceRequest, type InvoiceRequest } from '../domain/invoice-request.ts';
-import type { Outcome } from '../engines/types.ts';
+import type { Failure, IssuedDocument, Outcome, PreparedDocument } from '../engines/types.ts';
 import type { JobContext } from '../jobs/queue.ts';
 import { finishError, finishIssued } from './completion.ts';
+import { type InvoiceRow, type JobSubject, loadJobSubject, RetryLater, retryOrGiveUp } from './job-subject.ts';
 
-/** Thrown at the job boundary only: asks the queue to retry the job under its policy. */
-export class RetryLater extends Error {}
+export { RetryLater };
 
-/** Margin subtracted from the clock for dhEmi: the government refuses a dhEmi after its own clock (E0008). */
+/** Margin subtracted from the clock for the emission time: governments refuse one after their own clock. */
 const CLOCK_MARGIN_MS = 60_000;
 
 /**
  * The `invoice.issue` job. Every side effect is a recorded step, so a retried or recovered job (after a
  * crash or kill -9) continues where the last one stopped:
- *   1. number: the DPS number is taken from the project's numbering once and kept (a rejected DPS keeps it);
- *   2. prepare: the signed DPS is stored before sending, so every retry sends the same declaration;
- *   3. reconcile: when a previous attempt may have reached the government (`transmission = sending`), ask
- *      it first (GET /dps/{id}) and only resend when it has nothing; never issue twice;
- *   4. send and record the outcome.
+ *   1. number: the declaration number is taken from the project's numbering once and kept (a rejected one keeps it);
+ *   2. prepare: the engine builds, signs and validates the declaration, stored before sending, so every retry
+ *      sends the same bytes;
+ *   3. reconcile: when a previous attempt may have reached the government (`transmission = sending`), ask it
+ *      first and only resend when it has nothing; never issue twice;
+ *   4. send and record the outcome; an asynchronous answer (`pending`) records its protocol at once and hands
+ *      the invoice to `invoice.poll`: a declaration whose protocol is known is never sent again.
  */
 export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobContext): Promise<void> {
-  let [invoice] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoiceId)).limit(1);
-  if (!invoice || !['queued', 'processing'].includes(invoice.status)) return;
-
-  const projectRow = await loadProjectRow(ctx.db, invoice.projectId);
-  if (!projectRow) {
-    await finishError(ctx, invoiceId, {
-      errorCode: 'PROJECT_NOT_FOUND',
-      errorMessage: 'The project no longer exists',
-      errors: [],
-    });
-    return;
-  }
-  const project = toFiscalProfile(projectRow);
-  const engine = ctx.engines.get(invoice.engine);
+  const subject = await loadJobSubject(ctx, invoiceId, {
+    wanted: (invoice) => ['queued', 'processing'].includes(invoice.status),
+    refuse: (errorCode, errorMessage) => finishError(ctx, invoiceId, { errorCode, errorMessage, errors: [] }),
+  });
+  if (!subject) return;
+  const { engine, connection } = subject;
 
   // 1. number
-  if (invoice.nDps === null) {
-    invoice = await ctx.db.transaction(async (tx) => {
-      const [current] = await tx.select().from(invoices).where(eq(invoices.id, invoiceId)).for('update').limit(1);
-      if (!current || current.nDps !== null) return current!;
-      const [next] = await tx
-        .insert(numbering)
-        .values({ projectId: project.id, kind: 'nfse', lastNumber: 1 })
-        .onConflictDoUpdate({
-          target: [numbering.projectId, numbering.kind],
-          set: { lastNumber: sql`${numbering.lastNumber} + 1` },
-        })
-        .returning({ lastNumber: numbering.lastNumber });
-      const [updated] = await tx
-        .update(invoices)
-        .set({ status: 'processing', serie: project.serieNfse, nDps: next!.lastNumber, updatedAt: new Date() })
-        .where(eq(invoices.id, invoiceId))
-        .returning();
-      return updated!;
-    });
-  } else if (invoice.status === 'queued') {
-    await ctx.db.update(invoices).set({ status: 'processing' }).where(eq(invoices.id, invoiceId));
-  }
-
-  const loaded = await ctx.certificates.forProject(project.id, ctx.now());
-  if (!loaded.ok) {
-    await finishError(ctx, invoiceId, { errorCode: loaded.code, errorMessage: loaded.message, errors: [] });
+  const invoice = await takeNumber(ctx, subject);
+  if (invoice.transmission === 'pending' && invoice.protocol) {
+    // the government holds it: only the poll may move it on (schedule one, in case the last one was lost)
+    await schedulePoll(ctx, invoiceId, 1);
     return;
   }
-  const connection = {
-    certificate: loaded.certificate,
-    ambiente: invoice.ambiente === 1 ? (1 as const) : (2 as const),
-  };
 
   // 2. prepare (build → sign → validate), stored before anything is sent
-  if (!invoice.dpsXml || !invoice.dpsId) {
-    const checked = checkInvoiceRequest(invoice.request as InvoiceRequest, project);
-    if (!checked.ok) {
-      await finishError(ctx, invoiceId, {
-        errorCode: checked.code,
-        errorMessage: checked.errors.map((e) => `${e.field}: ${e.message}`).join('; '),
-        errors: checked.errors.map((e) => ({ Codigo: checked.code, Descricao: e.message, Complemento: e.field })),
-      });
-      return;
-    }
-    const prepared = engine.prepare({
-      project,
-      invoice: checked.value,
-      serie: invoice.serie ?? project.serieNfse,
-      number: invoice.nDps!,
-      issuedAt: new Date(ctx.now().getTime() - CLOCK_MARGIN_MS),
-      certificate: loaded.certificate,
-    });
-    if (prepared.kind !== 'ok') {
-      if (prepared.kind === 'rejected') {
-        await finishError(ctx, invoiceId, prepared);
-        return;
-      }
-      throw new RetryLater(prepared.reason);
-    }
-    const [saved] = await ctx.db
-      .update(invoices)
-      .set({ dpsXml: prepared.value.xml, dpsId: prepared.value.id, transmission: 'prepared', updatedAt: new Date() })
-      .where(and(eq(invoices.id, invoiceId), sql`${invoices.dpsXml} is null`))
-      .returning();
-    if (saved) invoice = saved;
-    else [invoice] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoiceId)).limit(1);
-    if (!invoice) return;
-  }
-  const document = { id: invoice.dpsId!, xml: invoice.dpsXml! };
+  const document = await prepare(ctx, { ...subject, invoice });
+  if (!document) return;
 
   // 3. reconcile an attempt that may have reached the government
   if (invoice.transmission === 'sending') {
@@ -130,6 +64,17 @@ export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobCo
     const found = await engine.reconcile(document, connection);
     if (found.kind === 'ok' && found.value) outcome = { kind: 'ok', value: found.value };
   }
+  return recordOutcome(ctx, invoiceId, job, outcome, 'transmission');
+}
+
+/** Records what the government answered to a submission or a poll. */
+export async function recordOutcome(
+  ctx: AppContext,
+  invoiceId: string,
+  job: JobContext,
+  outcome: Outcome<IssuedDocument>,
+  stage: string,
+): Promise<void> {
   switch (outcome.kind) {
     case 'ok':
       await finishIssued(ctx, invoiceId, outcome.value);
@@ -138,27 +83,121 @@ export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobCo
       await ctx.db.update(invoices).set({ transmission: 'done' }).where(eq(invoices.id, invoiceId));
       await finishError(ctx, invoiceId, outcome);
       return;
+    case 'pending':
+      await ctx.db
+        .update(invoices)
+        .set({ transmission: 'pending', protocol: outcome.protocol, updatedAt: new Date() })
+        .where(eq(invoices.id, invoiceId));
+      await schedulePoll(ctx, invoiceId, 1, outcome.retryAfterMs);
+      return;
     default:
-      return giveUpOrRetry(ctx, invoiceId, job, outcome, 'transmission');
+      return giveUpOrRetry(ctx, invoiceId, job, outcome, stage);
   }
 }
 
-async function giveUpOrRetry(
-  ctx: AppContext,
-  invoiceId: string,
-  job: JobContext,
-  outcome: Exclude<Outcome<unknown>, { kind: 'ok' }>,
-  stage: string,
-): Promise<void> {
-  const reason = outcome.kind === 'rejected' ? `${outcome.errorCode} ${outcome.errorMessage}` : outcome.reason;
-  if (job.isLastAttempt) {
-    await finishError(ctx, invoiceId, {
-      errorCode: 'GOVERNMENT_UNAVAILABLE',
-      errorMessage: `The government service did not answer after ${job.retryCount + 1} attempts (${stage}): ${reason}`,
-      errors: [],
-    });
-    return;
+/**
+ * When the polls of a protocol are asked: quickly at first (most lots are processed in seconds), then every
+ * 15 minutes, for 24 hours in all (`POLL_DELAYS_SECONDS` then `POLL_EVERY_SECONDS` up to `POLL_MAX`).
+ */
+const POLL_DELAYS_SECONDS = [2, 4, 8, 15, 30, 60, 120, 300, 600];
+const POLL_EVERY_SECONDS = 900;
+export const POLL_MAX = POLL_DELAYS_SECONDS.length + Math.ceil((24 * 3600 - 1139) / POLL_EVERY_SECONDS);
+
+export function pollDelaySeconds(poll: number): number {
+  return POLL_DELAYS_SECONDS[poll - 1] ?? POLL_EVERY_SECONDS;
+}
+
+export async function schedulePoll(ctx: AppContext, invoiceId: string, poll: number, afterMs?: number): Promise<void> {
+  const delayMs = Math.max(afterMs ?? 0, pollDelaySeconds(poll) * 1000);
+  await ctx.queue.send('invoice.poll', { invoiceId, poll }, { startAfter: delayMs });
+}
+
+async function takeNumber(ctx: AppContext, { invoice, project }: JobSubject): Promise<InvoiceRow> {
+  if (invoice.declarationNumber !== null) {
+    if (invoice.status === 'queued') {
+      await ctx.db.update(invoices).set({ status: 'processing' }).where(eq(invoices.id, invoice.id));
+    }
+    return invoice;
   }
-  ctx.logger.warn({ invoiceId, stage, reason, attempt: job.retryCount + 1 }, 'invoice issue will be retried');
-  throw new RetryLater(reason);
+  return ctx.db.transaction(async (tx) => {
+    const [current] = await tx.select().from(invoices).where(eq(invoices.id, invoice.id)).for('update').limit(1);
+    if (!current || current.declarationNumber !== null) return current!;
+    const [next] = await tx
+      .insert(numbering)
+      .values({ projectId: project.id, kind: 'nfse', lastNumber: 1 })
+      .onConflictDoUpdate({
+        target: [numbering.projectId, numbering.kind],
+        set: { lastNumber: sql`${numbering.lastNumber} + 1` },
+      })
+      .returning({ lastNumber: numbering.lastNumber });
+    const [updated] = await tx
+      .update(invoices)
+      .set({
+        status: 'processing',
+        serie: project.serieNfse,
+        declarationNumber: next!.lastNumber,
+        updatedAt: new Date(),
+      })
+      .where(eq(invoices.id, invoice.id))
+      .returning();
+    return updated!;
+  });
+}
+
+/** The stored declaration, or a new one built, signed, validated and stored; null when the invoice ended. */
+async function prepare(ctx: AppContext, subject: JobSubject): Promise<PreparedDocument | null> {
+  const { invoice, project, engine, connection } = subject;
+  if (invoice.declarationXml && invoice.declarationId) {
+    return { id: invoice.declarationId, xml: invoice.declarationXml };
+  }
+  const checked = checkInvoiceRequest(invoice.request as InvoiceRequest, project);
+  if (!checked.ok) {
+    await finishError(ctx, invoice.id, {
+      errorCode: checked.code,
+      errorMessage: checked.errors.map((e) => `${e.field}: ${e.message}`).join('; '),
+      errors: checked.errors.map((e) => ({ Codigo: checked.code, Descricao: e.message, Complemento: e.field })),
+    });
+    return null;
+  }
+  const prepared = engine.prepare({
+    project,
+    invoice: checked.value,
+    serie: invoice.serie ?? project.serieNfse,
+    number: invoice.declarationNumber!,
+    issuedAt: new Date(ctx.now().getTime() - CLOCK_MARGIN_MS),
+    certificate: connection.certificate,
+  });
+  if (prepared.kind !== 'ok') {
+    if (prepared.kind === 'rejected') {
+      await finishError(ctx, invoice.id, prepared);
+      return null;
+    }
+    throw new RetryLater(prepared.kind === 'pending' ? 'pending while preparing' : prepared.reason);
+  }
+  const [saved] = await ctx.db
+    .update(invoices)
+    .set({
+      declarationXml: prepared.value.xml,
+      declarationId: prepared.value.id,
+      transmission: 'prepared',
+      updatedAt: new Date(),
+    })
+    .where(and(eq(invoices.id, invoice.id), sql`${invoices.declarationXml} is null`))
+    .returning();
+  if (saved) return prepared.value;
+  // another worker stored one first: send that one
+  const [current] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoice.id)).limit(1);
+  return current?.declarationXml && current.declarationId
+    ? { id: current.declarationId, xml: current.declarationXml }
+    : null;
+}
+
+function giveUpOrRetry(ctx: AppContext, invoiceId: string, job: JobContext, outcome: Failure, stage: string) {
+  return retryOrGiveUp(ctx, job, outcome, { invoiceId, stage }, (reason, attempts) =>
+    finishError(ctx, invoiceId, {
+      errorCode: 'GOVERNMENT_UNAVAILABLE',
+      errorMessage: `The government service did not answer after ${attempts} attempts (${stage}): ${reason}`,
+      errors: [],
+    }),
+  );
 }

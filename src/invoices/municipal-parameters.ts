@@ -2,6 +2,7 @@ import { and, eq, sql } from 'drizzle-orm';
 import type { A1Certificate } from '../certificates/pkcs12.ts';
 import type { AppContext } from '../context.ts';
 import { adnParametersCache, municipalBreakdownTexts } from '../db/schema.ts';
+import { describeFailure } from '../engines/types.ts';
 import {
   adnServiceCode,
   type MunicipalBreakdown,
@@ -15,6 +16,7 @@ import {
   readConvenio,
   readRate,
 } from '../engines/national/adn-parameters.ts';
+import { descendantText, parseXml, withoutSignatures } from '../xml/read.ts';
 
 /**
  * The municipality's parametrisation of one service (breakdowns and rates), read from the ADN "Parâmetros
@@ -123,7 +125,7 @@ class CachedAdn {
     if (!cert.ok) return { kind: 'failed', code: cert.code, reason: cert.reason };
     const outcome = await this.ctx.engines.adnParameters.get(cert.certificate, this.ambiente, path);
     if (outcome.kind !== 'ok') {
-      const reason = outcome.kind === 'rejected' ? `${outcome.errorCode}: ${outcome.errorMessage}` : outcome.reason;
+      const reason = describeFailure(outcome);
       return { kind: 'failed', code: 'ADN_UNAVAILABLE', reason };
     }
     const fetchedAt = this.ctx.now();
@@ -178,28 +180,20 @@ export async function lookupServiceParameters(ctx: AppContext, input: LookupInpu
   };
 }
 
-const XML_ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" };
-const unescapeXml = (text: string) =>
-  text.replace(/&(amp|lt|gt|quot|apos|#\d+|#x[0-9a-f]+);/gi, (whole, name: string) => {
-    if (name[0] === '#') {
-      const code = name[1]?.toLowerCase() === 'x' ? Number.parseInt(name.slice(2), 16) : Number(name.slice(1));
-      return Number.isFinite(code) ? String.fromCodePoint(code) : whole;
-    }
-    return XML_ENTITIES[name.toLowerCase()] ?? whole;
-  });
-
 /** The breakdown text of an NFS-e (`xTribMun` with its cTribMun, cTribNac and municipality of incidence), or null. */
 export function breakdownTextOf(
   nfseXml: string,
 ): { municipio: string; cTribNac: string; cTribMun: string; descricao: string } | null {
-  const pick = (name: string) => new RegExp(`<${name}>([^<]*)</${name}>`).exec(nfseXml)?.[1] ?? null;
+  const parsed = parseXml(withoutSignatures(nfseXml));
+  if (!parsed.ok) return null;
+  const pick = (name: string) => descendantText(parsed.root, name);
   const municipio = pick('cLocIncid');
   const descricao = pick('xTribMun');
   const cTribNac = pick('cTribNac');
   const cTribMun = pick('cTribMun');
   if (!municipio || !descricao || !cTribNac || !cTribMun) return null;
   if (!/^\d{7}$/.test(municipio) || !/^\d{6}$/.test(cTribNac) || !/^\d{3}$/.test(cTribMun)) return null;
-  return { municipio, cTribNac, cTribMun, descricao: unescapeXml(descricao).trim() };
+  return { municipio, cTribNac, cTribMun, descricao };
 }
 
 /**

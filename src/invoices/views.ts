@@ -1,8 +1,8 @@
 import { Type } from 'typebox';
+import { invoicePath, invoiceStatusPath } from '../api-paths.ts';
 import type { AppContext } from '../context.ts';
 import type { invoices } from '../db/schema.ts';
 import { WarningListSchema } from '../domain/warnings.ts';
-import { API_PREFIX } from '../http/route.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
 
@@ -29,6 +29,18 @@ export const InvoiceStatusSchema = Type.Object(
     issuedAt: Type.Optional(Type.String({ format: 'date-time', description: 'Alias of emittedAt' })),
     ambiente: Type.Optional(Type.Union([Type.Literal('producao'), Type.Literal('homologacao')])),
     documentsCached: Type.Boolean(),
+    codigoVerificacao: Type.Optional(
+      Type.String({
+        description: 'Municipal engines: the verification code of the note (issued); absent for national notes',
+      }),
+    ),
+    protocolo: Type.Optional(
+      Type.String({
+        description:
+          'Asynchronous municipal engines: the protocol under which the government holds the submission ' +
+          '(shown from the moment it is known; the note is polled, never sent again)',
+      }),
+    ),
     documentStatus: Type.Union(
       [Type.Literal('partial'), Type.Literal('complete'), Type.Literal('failed'), Type.Null()],
       {
@@ -90,7 +102,7 @@ export function documentUrl(ctx: AppContext, key: string | null, storageBaseUrl:
 
 export function invoiceStatusView(ctx: AppContext, row: InvoiceRow, storageBaseUrl: string | null) {
   const issued = row.status === 'issued' || row.status === 'cancelled';
-  const base = `${API_PREFIX}/invoices/${row.id}`;
+  const base = invoicePath(row.id);
   const view: Record<string, unknown> = {
     invoiceId: row.id,
     status: row.status,
@@ -100,14 +112,16 @@ export function invoiceStatusView(ctx: AppContext, row: InvoiceRow, storageBaseU
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
     serie: row.serie,
-    numeroDps: row.nDps,
+    numeroDps: row.declarationNumber,
     documentsCached: row.documentsCached,
     warnings: row.warnings ?? [],
     documentStatus: (row.documentsStatus as 'partial' | 'complete' | 'failed' | null) ?? null,
-    links: { self: `${base}/status`, xml: `${base}/xml`, pdf: `${base}/pdf` },
+    links: { self: invoiceStatusPath(row.id), xml: `${base}/xml`, pdf: `${base}/pdf` },
   };
+  if (row.protocol) view.protocolo = row.protocol;
   if (issued) {
-    view.chNFSe = row.chNfse;
+    if (row.accessKey) view.chNFSe = row.accessKey;
+    if (row.verificationCode) view.codigoVerificacao = row.verificationCode;
     view.numeroNfse = row.numeroNfse;
     view.nNFSe = row.numeroNfse;
     view.emittedAt = row.emittedAt?.toISOString();

@@ -6,6 +6,8 @@
 export interface JobPayloads {
   /** Build, sign, send a document to the government and record the outcome. */
   'invoice.issue': { invoiceId: string };
+  /** Ask for the result of the protocol under which the government holds an invoice (asynchronous families). */
+  'invoice.poll': { invoiceId: string; poll: number };
   /** Send a cancellation event for an issued invoice. */
   'invoice.cancel': { invoiceId: string };
   /** Store the XML and PDF of an invoice and publish their URLs. */
@@ -23,7 +25,7 @@ export type JobName = keyof JobPayloads;
 /**
  * What happens to a job's subject when the job throws on its last allowed attempt (a database blip, a
  * builder bug): the subject is moved to a terminal, visible state and the event is written, so nothing
- * stays `processing` forever. Declared here beside the retry policy; carried out by `jobs/workers.ts`.
+ * stays `processing` forever. Declared here beside the retry policy; carried out by `wiring/exhausted.ts`.
  */
 export type ExhaustedStep =
   /** the invoice ends in `error` with `code`, `nfse.error` is written and its batch may complete */
@@ -62,6 +64,16 @@ export const JOB_POLICIES: Record<JobName, JobPolicy> = {
     expireInSeconds: 120,
     heartbeatSeconds: 10,
     onExhausted: { action: 'fail-invoice', code: INTERNAL },
+  },
+  // the schedule of the polls is the job's own (issue-job.ts); these retries are for queries that failed
+  'invoice.poll': {
+    retryLimit: 10,
+    retryDelaySeconds: 5,
+    retryBackoff: true,
+    retryDelayMaxSeconds: 600,
+    expireInSeconds: 120,
+    heartbeatSeconds: 10,
+    onExhausted: { action: 'fail-invoice', code: 'PROTOCOL_QUERY_FAILED' },
   },
   'invoice.cancel': {
     retryLimit: 10,

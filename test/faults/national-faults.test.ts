@@ -113,7 +113,7 @@ describe.skipIf(!onPostgres)('faults on PostgreSQL: API and worker processes sha
     assertNoDuplicates(ids);
     expect(sandbox.issued().length - before).toBe(200);
     const keys = await t.service.ctx.db
-      .select({ n: sql<number>`count(distinct ${invoices.chNfse})`.mapWith(Number) })
+      .select({ n: sql<number>`count(distinct ${invoices.accessKey})`.mapWith(Number) })
       .from(invoices)
       .where(inArray(invoices.id, ids));
     expect(keys[0]!.n).toBe(200);

@@ -47,7 +47,7 @@ afterAll(async () => {
 
 async function storedDps(invoiceId: string): Promise<string> {
   const [row] = await t.service.ctx.db.select().from(invoices).where(eq(invoices.id, invoiceId));
-  return row!.dpsXml!;
+  return row!.declarationXml!;
 }
 
 async function issue(p: OnboardedProject, body: Record<string, unknown>) {

@@ -280,8 +280,8 @@ describe('routing at project creation and issuing', () => {
     expect(status.status, JSON.stringify(status)).toBe('issued');
     const [row] = await t.service.ctx.db.select().from(invoices).where(eq(invoices.id, res.body.invoiceId));
     expect(row!.engine).toBe('national');
-    expect(row!.dpsXml).toContain(`<cLocEmi>${CAMPINAS}</cLocEmi>`);
-    expect(row!.dpsXml).toContain('<opSimpNac>2</opSimpNac>');
+    expect(row!.declarationXml).toContain(`<cLocEmi>${CAMPINAS}</cLocEmi>`);
+    expect(row!.declarationXml).toContain('<opSimpNac>2</opSimpNac>');
     // the sandbox issued it (a non-MEI DPS from Campinas would be E0037 there)
     const xml = await t.request('GET', `/invoices/${res.body.invoiceId}/xml`, { key: mei.apiKey });
     const text = xml.status === 302 ? await (await fetch(xml.headers.get('location')!)).text() : xml.text;

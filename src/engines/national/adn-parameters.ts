@@ -1,6 +1,6 @@
 import type { A1Certificate } from '../../certificates/pkcs12.ts';
 import type { ParametrisedRate } from '../../domain/municipal-breakdowns.ts';
-import type { MtlsClientPool } from '../transport/mtls.ts';
+import type { GovernmentHttpClient } from '../kit/http-client.ts';
 import type { Outcome } from '../types.ts';
 
 /**
@@ -27,7 +27,7 @@ export interface AdnAnswer {
 }
 
 export interface AdnParametersClientOptions {
-  clients: MtlsClientPool;
+  clients: GovernmentHttpClient;
   /** base URL per ambiente, without trailing slash, e.g. https://adn.nfse.gov.br/parametrizacao */
   baseUrl: (ambiente: 1 | 2) => string;
 }

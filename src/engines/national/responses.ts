@@ -1,6 +1,7 @@
-import { DOMParser } from '@xmldom/xmldom';
+import { findDescendant, parseXml, text } from '../../xml/read.ts';
 import { gunzipBase64 } from '../../xml/transport-encoding.ts';
-import type { TransportResult } from '../transport/mtls.ts';
+import { transportFailure } from '../kit/engine.ts';
+import type { HttpAnswer } from '../kit/http-client.ts';
 import type { GovernmentError, IssuedDocument, Outcome } from '../types.ts';
 
 /** Case-insensitive property access: Sefin answers both `codigo` and `Codigo`, `erros` and `Erros`. */
@@ -34,14 +35,8 @@ function parseJson(text: string): unknown {
   }
 }
 
-function textOf(xml: string, tag: string): string | null {
-  const doc = new DOMParser().parseFromString(xml, 'text/xml');
-  const el = doc.getElementsByTagName(tag)[0];
-  return el?.textContent ?? null;
-}
-
 /** A non-2xx answer: the error kind follows the status (4xx business/permanent, 429/5xx transient). */
-export function classifyFailure(res: Extract<TransportResult, { kind: 'response' }>): Outcome<never> {
+export function classifyFailure(res: Extract<HttpAnswer, { kind: 'response' }>): Outcome<never> {
   const body = parseJson(res.body);
   const errors = parseGovernmentErrors(body);
   if (res.status === 429 || res.status >= 500) {
@@ -66,22 +61,19 @@ export function classifyFailure(res: Extract<TransportResult, { kind: 'response'
   };
 }
 
-/** Turns a transport failure into its outcome kind. */
-export function transportFailure(res: Exclude<TransportResult, { kind: 'response' }>): Outcome<never> {
-  return res.kind === 'not-sent' ? { kind: 'transient', reason: res.reason } : { kind: 'unknown', reason: res.reason };
-}
-
 /** The NFS-e as returned in `nfseXmlGZipB64`, with its key, number and processing time. */
 export function issuedFromNfseXml(xml: string, fallbackKey: string | null, ambiente: 1 | 2): IssuedDocument | null {
-  const idAttr = /<infNFSe[^>]*\sId="NFS(\d{50})"/.exec(xml)?.[1] ?? null;
+  const parsed = parseXml(xml);
+  const inf = parsed.ok ? findDescendant(parsed.root, 'infNFSe') : null;
+  const idAttr = /^NFS(\d{50})$/.exec(inf?.getAttribute('Id') ?? '')?.[1] ?? null;
   const chave = idAttr ?? fallbackKey;
-  const numero = textOf(xml, 'nNFSe');
-  const dhProc = textOf(xml, 'dhProc');
+  const numero = text(inf, 'nNFSe');
+  const dhProc = text(inf, 'dhProc');
   if (!chave || !numero) return null;
   return { chave, numero, emittedAt: dhProc ? new Date(dhProc) : new Date(), xml, ambiente };
 }
 
-export function parseIssueResponse(res: TransportResult, ambiente: 1 | 2): Outcome<IssuedDocument> {
+export function parseIssueResponse(res: HttpAnswer, ambiente: 1 | 2): Outcome<IssuedDocument> {
   if (res.kind !== 'response') return transportFailure(res);
   if (res.status !== 201 && res.status !== 200) return classifyFailure(res);
   const body = parseJson(res.body);

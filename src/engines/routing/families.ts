@@ -6,8 +6,8 @@ import { type Static, type TSchema, Type } from 'typebox';
  * identifier names family, provider and layout version (`abrasf-v2:fiorilli@2.00`), so one family serves many
  * providers that differ only by data (endpoints, namespaces, auth kind, quirks).
  *
- * Everything here is data: the engine kit (next step of issue 10) attaches the builders, transports and parsers
- * to these ids through one map `satisfies Record<FamilyId, …>`.
+ * Everything here is data: the engine kit (kit/) runs a family's definition (builders, operations table, parsers)
+ * registered under these ids in one typed map (registry.ts `FAMILY_DEFINITIONS`).
  */
 export const FAMILY_IDS = [
   'national',

@@ -1,5 +1,6 @@
 import { Type } from 'typebox';
 import { findProjectInvoice, storageBaseUrlOf } from '../../../db/repositories/invoices.ts';
+import { loadProjectRow } from '../../../db/repositories/project-profile.ts';
 import { hasCurrentPdf, renderInvoicePdf } from '../../../documents/invoice-documents.ts';
 import { documentUrl } from '../../../invoices/views.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
@@ -42,6 +43,19 @@ export const getInvoicePdfRoute: RouteModule = (app, ctx) => {
       }
       const engine = ctx.engines.get(row.engine);
       if (engine.capabilities.pdf === 'none') throw new ApiError('PDF_NOT_SUPPORTED');
+      if (engine.capabilities.pdf === 'portal') {
+        const project = await loadProjectRow(ctx.db, row.projectId);
+        const link = engine.pdfLink({
+          chave: row.accessKey,
+          numero: row.numeroNfse,
+          verificationCode: row.verificationCode,
+          ambiente: row.ambiente === 1 ? 1 : 2,
+          providerCnpj: project?.cnpj ?? '',
+          inscricaoMunicipal: project?.inscricaoMunicipal ?? null,
+        });
+        if (!link) throw new ApiError('PORTAL_ERROR', 'The provider gives no public link for this note');
+        return reply.redirect(link, 302);
+      }
       if (row.documentsCached && hasCurrentPdf(row)) {
         const url = documentUrl(ctx, row.pdfKey, await storageBaseUrlOf(ctx.db, principal.orgId));
         if (url) return reply.redirect(url, 302);
@@ -52,7 +66,7 @@ export const getInvoicePdfRoute: RouteModule = (app, ctx) => {
           reason: rendered.code,
         });
       }
-      const name = `${row.chNfse ?? row.id}${row.status === 'cancelled' ? '-cancelada' : ''}.pdf`;
+      const name = `${row.accessKey ?? row.id}${row.status === 'cancelled' ? '-cancelada' : ''}.pdf`;
       return reply
         .type('application/pdf')
         .header('content-disposition', `inline; filename="${name}"`)

@@ -83,7 +83,7 @@ export const issueBatchRoute: RouteModule = (app, ctx) => {
       const items = request.body.items as InvoiceRequest[];
 
       // routing is per project: one refusal (422 ENGINE_NOT_AVAILABLE) covers every item
-      const engineId = engineFor(ctx, project);
+      const engineId = engineFor(ctx, project, principal.project);
       const engine = ctx.engines.get(engineId);
       const prepared: ({ request: Record<string, unknown>; warnings: Warning[] } | null)[] = items.map(() => null);
       const failures: { index: number; checked: Parameters<typeof refuseInvoice>[0] }[] = [];

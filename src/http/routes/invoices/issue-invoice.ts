@@ -119,7 +119,7 @@ export const issueInvoiceRoute: RouteModule = (app, ctx) => {
     async (request, reply) => {
       const principal = projectPrincipal(request);
       const project = toFiscalProfile(principal.project);
-      const engineId = engineFor(ctx, project);
+      const engineId = engineFor(ctx, project, principal.project);
       await assertCertificateReady(ctx, principal.projectId);
       const prepared = await prepareInvoice(
         ctx,

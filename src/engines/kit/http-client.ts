@@ -2,31 +2,48 @@ import { Agent, type Dispatcher, request } from 'undici';
 import type { A1Certificate } from '../../certificates/pkcs12.ts';
 
 /**
- * Mutual-TLS HTTP client for government services. One undici dispatcher per certificate (keyed by its
- * fingerprint), built from the key and certificate PEM decoded with node-forge (Node refuses legacy PFX),
- * cached, and dropped when the project's certificate changes.
+ * The HTTP client of every engine. With a certificate the request goes over mutual TLS: one undici dispatcher per
+ * certificate (keyed by its fingerprint), built from the key and certificate PEM decoded with node-forge (Node
+ * refuses legacy PFX), cached, and dropped when the project's certificate changes. Without one (providers that
+ * authenticate with Basic, Bearer, a header token or credentials in the body) a shared dispatcher is used.
+ * Every answer is a value: a response, or a failure that says whether the request may have reached the server.
  */
 export interface HttpTimeouts {
   connectMs: number;
   responseMs: number;
 }
 
-export type TransportResult =
+/** A government answer with its status and body (what an operation's parser reads). */
+export type HttpResponse = Extract<HttpAnswer, { kind: 'response' }>;
+
+export type HttpAnswer =
   | { kind: 'response'; status: number; headers: Record<string, string | string[] | undefined>; body: string }
   /** nothing reached the server (DNS, refused, TLS handshake, connect timeout) */
   | { kind: 'not-sent'; reason: string }
   /** the request may have reached the server (reset or timeout while waiting for the answer) */
   | { kind: 'lost'; reason: string };
 
-export class MtlsClientPool {
+export class GovernmentHttpClient {
   private readonly agents = new Map<string, Agent>();
+  private plain: Agent | null = null;
 
   constructor(
     private readonly timeouts: HttpTimeouts,
     private readonly caPem: string | null,
   ) {}
 
-  private agentFor(certificate: A1Certificate): Agent {
+  private agentFor(certificate: A1Certificate | null): Agent {
+    if (!certificate) {
+      this.plain ??= new Agent({
+        connect: { ...(this.caPem ? { ca: this.caPem } : {}), timeout: this.timeouts.connectMs, minVersion: 'TLSv1.2' },
+        connectTimeout: this.timeouts.connectMs,
+        headersTimeout: this.timeouts.responseMs,
+        bodyTimeout: this.timeouts.responseMs,
+        keepAliveTimeout: 10_000,
+        connections: 256,
+      });
+      return this.plain;
+    }
     const key = certificate.fingerprintSha256;
     let agent = this.agents.get(key);
     if (!agent) {
@@ -58,12 +75,13 @@ export class MtlsClientPool {
     }
   }
 
+  /** `certificate`: the client certificate of the TLS handshake (mTLS), or null for a plain HTTPS request. */
   async send(
-    certificate: A1Certificate,
+    certificate: A1Certificate | null,
     method: Dispatcher.HttpMethod,
     url: string,
     options: { body?: string; headers?: Record<string, string> } = {},
-  ): Promise<TransportResult> {
+  ): Promise<HttpAnswer> {
     let bodySent = false;
     try {
       const res = await request(url, {
@@ -101,8 +119,9 @@ export class MtlsClientPool {
   }
 
   async close(): Promise<void> {
-    const agents = [...this.agents.values()];
+    const agents = [...this.agents.values(), ...(this.plain ? [this.plain] : [])];
     this.agents.clear();
+    this.plain = null;
     await Promise.all(agents.map((a) => a.close().catch(() => undefined)));
   }
 }

@@ -1,0 +1,165 @@
+import { type SignatureAlgorithm, signXml } from '../../xml/sign.ts';
+import { validateXml } from '../../xml/xsd.ts';
+import type {
+  CancellationRecord,
+  Connection,
+  EngineFamily,
+  IssuedDocument,
+  Outcome,
+  PreparedDocument,
+  PrepareInput,
+} from '../types.ts';
+import { authorize, MissingCredentialError } from './auth.ts';
+import type { Endpoints, FamilyDefinition, Operation, OperationRequest, SendContext, SignedMessage } from './family.ts';
+import type { GovernmentHttpClient, HttpAnswer } from './http-client.ts';
+
+export interface EngineDependencies {
+  http: GovernmentHttpClient;
+  endpoints: Endpoints;
+  signatureAlgorithm: SignatureAlgorithm;
+  /** validate every signed message against its XSD before sending (always on outside benchmarks) */
+  validateBeforeSend: boolean;
+}
+
+/** A transport failure as an outcome: nothing sent is transient; a request that may have arrived is unknown. */
+export function transportFailure(answer: Exclude<HttpAnswer, { kind: 'response' }>): Outcome<never> {
+  return answer.kind === 'not-sent'
+    ? { kind: 'transient', reason: answer.reason }
+    : { kind: 'unknown', reason: answer.reason };
+}
+
+/** A query never changes anything: any refusal of it is worth asking again later, never a final answer. */
+function queryRefusalIsTransient<T>(outcome: Outcome<T>, what: string): Outcome<T> {
+  return outcome.kind === 'rejected' ? { kind: 'transient', reason: `${what}: ${outcome.errorCode}` } : outcome;
+}
+
+export function hasCode(outcome: Outcome<unknown>, codes: readonly string[]): boolean {
+  return (
+    outcome.kind === 'rejected' &&
+    (codes.includes(outcome.errorCode) || outcome.errors.some((e) => codes.includes(e.Codigo)))
+  );
+}
+
+/**
+ * Builds the engine of a family from its definition: the one implementation of check → build → sign → validate →
+ * send → parse that every family shares. A family never writes these steps itself; it declares them.
+ */
+export function createEngine(definition: FamilyDefinition, deps: EngineDependencies): EngineFamily {
+  /** build → sign → validate: a message the schema refuses is a permanent rejection and is never sent */
+  function signAndValidate<In>(message: SignedMessage<In>, input: In, certificate: Connection['certificate']) {
+    const { id, xml } = message.build(input);
+    const signed = message.signedElement
+      ? signXml(xml, {
+          elementName: message.signedElement,
+          key: { privateKey: certificate.privateKey, certificatePem: certificate.certPem },
+          algorithm: deps.signatureAlgorithm,
+        })
+      : xml;
+    if (deps.validateBeforeSend && message.schema) {
+      const result = validateXml(message.schema, signed);
+      if (!result.ok) {
+        return {
+          kind: 'rejected' as const,
+          errorCode: message.schemaErrorCode,
+          errorMessage: `The message built for ${definition.id} does not validate against its schema (${message.schema})`,
+          errors: result.errors.slice(0, 20).map((e) => ({ Codigo: 'XSD', Descricao: e })),
+        };
+      }
+    }
+    return { kind: 'ok' as const, value: { id, xml: signed } };
+  }
+
+  /** send → parse, with the family's auth applied and transport failures classified */
+  async function run<In, Out>(operation: Operation<In, Out>, input: In, connection: Connection): Promise<Outcome<Out>> {
+    const context: SendContext = {
+      endpoints: deps.endpoints,
+      ambiente: connection.ambiente,
+      certificate: connection.certificate,
+    };
+    const credentials = connection.credentials ?? {};
+    const send = (request: OperationRequest): Promise<HttpAnswer> => {
+      const authorized = authorize(request, definition.auth, connection.certificate, credentials);
+      return deps.http.send(authorized.certificate, authorized.method, authorized.url, {
+        headers: authorized.headers,
+        ...(authorized.body !== undefined ? { body: authorized.body } : {}),
+      });
+    };
+    try {
+      if ('exchange' in operation) return await operation.exchange(input, context, send);
+      const answer = await send(operation.request(input, context));
+      if (answer.kind !== 'response') return transportFailure(answer);
+      return operation.parse(answer, input, context);
+    } catch (err) {
+      if (!(err instanceof MissingCredentialError)) throw err;
+      return { kind: 'rejected', errorCode: 'ENGINE_CREDENTIALS_MISSING', errorMessage: err.message, errors: [] };
+    }
+  }
+
+  const { operations } = definition;
+  return {
+    id: definition.id,
+    capabilities: definition.capabilities,
+    alreadyCancelledCodes: definition.alreadyCancelledCodes,
+
+    checkRequest: (project, invoice) => definition.check(project, invoice),
+
+    pdfLink: (issued) => definition.pdfLink?.(issued) ?? null,
+
+    prepare(input: PrepareInput): Outcome<PreparedDocument> {
+      const unmet = definition.check(input.project, input.invoice);
+      if (unmet.length > 0) {
+        return {
+          kind: 'rejected',
+          errorCode: 'VALIDATION_FAILED',
+          errorMessage: unmet.map((e) => `${e.field}: ${e.message}`).join('; '),
+          errors: unmet.map((e) => ({ Codigo: 'VALIDATION_FAILED', Descricao: e.message, Complemento: e.field })),
+        };
+      }
+      return signAndValidate(definition.declaration, input, input.certificate);
+    },
+
+    async issue(document, connection): Promise<Outcome<IssuedDocument>> {
+      const outcome = await run(operations.emit, document, connection);
+      // "already processed": a previous attempt went through; the job reconciles before anything else
+      if (hasCode(outcome, definition.alreadyProcessedCodes)) {
+        const code = outcome.kind === 'rejected' ? outcome.errorCode : '';
+        return { kind: 'unknown', reason: `${code}: the declaration was already processed; reconciling` };
+      }
+      return outcome;
+    },
+
+    async poll(protocol, document, connection): Promise<Outcome<IssuedDocument>> {
+      if (!operations.poll) return { kind: 'transient', reason: `${definition.id} has no protocol query` };
+      return run(operations.poll, { protocol, document }, connection);
+    },
+
+    async reconcile(document, connection): Promise<Outcome<IssuedDocument | null>> {
+      return queryRefusalIsTransient(await run(operations.query, document, connection), 'query');
+    },
+
+    async cancel(issued, reason, connection): Promise<Outcome<CancellationRecord>> {
+      const cancel = operations.cancel;
+      if (!cancel || !definition.capabilities.cancel) {
+        return {
+          kind: 'rejected',
+          errorCode: 'CANCEL_NOT_SUPPORTED',
+          errorMessage: `${definition.id} does not cancel notes through its web service`,
+          errors: [],
+        };
+      }
+      const input = { issued, reason };
+      const signed = signAndValidate(
+        cancel.message,
+        { ...input, certificate: connection.certificate },
+        connection.certificate,
+      );
+      if (signed.kind !== 'ok') return signed;
+      return run(cancel.operation, { signed: signed.value.xml, input }, connection);
+    },
+
+    async reconcileCancellation(issued, connection): Promise<Outcome<CancellationRecord | null>> {
+      if (!operations.queryCancellation) return { kind: 'ok', value: null };
+      return queryRefusalIsTransient(await run(operations.queryCancellation, issued, connection), 'cancellation query');
+    },
+  };
+}

@@ -1,0 +1,151 @@
+import type { Dispatcher } from 'undici';
+import type { A1Certificate } from '../../certificates/pkcs12.ts';
+import type { NormalizedInvoice } from '../../domain/invoice-request.ts';
+import type { ProjectFiscalProfile } from '../../domain/project-profile.ts';
+import type { SchemaName } from '../../xml/xsd.ts';
+import type { AuthKind, FamilyId, Transport } from '../routing/families.ts';
+import type {
+  CancellationRecord,
+  EngineCapabilities,
+  IssuedDocument,
+  IssuedReference,
+  Outcome,
+  PreparedDocument,
+  PrepareInput,
+} from '../types.ts';
+import type { HttpAnswer, HttpResponse } from './http-client.ts';
+
+/**
+ * A family definition: everything that makes one engine family different, as data plus small hooks. The kit's
+ * base (kit/engine.ts) runs the same sequence for every family and every operation:
+ *
+ *   check → build → sign → validate → send → parse
+ *
+ * - check: the family's layout rules on a normalised invoice (also run at the API edge, before a number is spent);
+ * - build: the declaration (DPS, RPS, …) or the operation's message;
+ * - sign: an XMLDSig enveloped signature on the element named by the signature profile (or none);
+ * - validate: the official or provider XSD (a failure is a permanent rejection: nothing is sent);
+ * - send: the operation's request (URL per environment, envelope, auth) over the shared HTTP client;
+ * - parse: the provider's answer into an outcome (ok / rejected / transient / unknown / pending).
+ *
+ * A municipal family adds its transport idiom (kit/soap.ts), its auth kind (kit/auth.ts) and an operations table;
+ * providers inside a family differ by the registry's parameters (routing/), never by copied code.
+ */
+
+/** Where a family's operations are sent, per environment (resolved from the registry or the settings). */
+export interface Endpoints {
+  /** the operation's URL: `operation` is the family's operation name (emit, query, cancel, …) */
+  url(operation: OperationName, ambiente: 1 | 2): string;
+}
+
+export type OperationName = 'emit' | 'poll' | 'query' | 'cancel' | 'queryCancellation';
+
+/** What an operation's request builder gets besides its own input. */
+export interface SendContext {
+  endpoints: Endpoints;
+  ambiente: 1 | 2;
+  /** the project's certificate (signing, and the TLS handshake when the family's auth is `mtls`) */
+  certificate: A1Certificate;
+}
+
+/** One HTTP request of an operation, before auth is applied (kit/auth.ts adds headers or the TLS certificate). */
+export interface OperationRequest {
+  method: Dispatcher.HttpMethod;
+  url: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/**
+ * An operation: how its request is made from its input, and how the provider's answer is read. An operation that
+ * needs more than one request (the national reconciliation asks for the DPS, then for its NFS-e) is written as an
+ * exchange over `send`, which applies the family's auth like any other request.
+ */
+export type Operation<In, Out> =
+  | {
+      request(input: In, context: SendContext): OperationRequest;
+      parse(answer: HttpResponse, input: In, context: SendContext): Outcome<Out>;
+    }
+  | {
+      exchange(
+        input: In,
+        context: SendContext,
+        send: (request: OperationRequest) => Promise<HttpAnswer>,
+      ): Promise<Outcome<Out>>;
+    };
+
+/** An XML message that is built, signed and validated before it is sent (a declaration or an event). */
+export interface SignedMessage<In> {
+  build(input: In): { id: string; xml: string };
+  /** the element that carries the `Id` the enveloped signature references; null when the layout is unsigned */
+  signedElement: string | null;
+  /** the XSD the signed message must satisfy before it is sent; null when the family ships none */
+  schema: SchemaName | null;
+  /** the code of a refusal by the schema (kept in the invoice's error) */
+  schemaErrorCode: string;
+}
+
+export interface CancelInput {
+  issued: IssuedReference & { providerCnpj: string };
+  reason: string | null;
+}
+
+/** A cancellation message built from the issued note, signed and validated like the declaration. */
+export interface CancelMessage extends SignedMessage<CancelInput & { certificate: A1Certificate }> {}
+
+export interface FamilyDefinition {
+  id: FamilyId;
+  /** the layout the family writes, e.g. "DPS 1.01 (Sefin Nacional)" */
+  layout: string;
+  transport: Transport;
+  auth: AuthKind;
+  capabilities: EngineCapabilities;
+  /** The family's layout rules on a normalised invoice (field paths of the request in each entry). */
+  check(project: ProjectFiscalProfile, invoice: NormalizedInvoice): { field: string; message: string }[];
+  declaration: SignedMessage<PrepareInput>;
+  operations: {
+    emit: Operation<PreparedDocument, IssuedDocument>;
+    /** asynchronous families: the result of a protocol (`pending` while it is processed) */
+    poll?: Operation<{ protocol: string; document: PreparedDocument }, IssuedDocument>;
+    /** the government's copy of a declaration, by its id: `ok(null)` when it has none (reconciliation) */
+    query: Operation<PreparedDocument, IssuedDocument | null>;
+    cancel?: {
+      message: CancelMessage;
+      operation: Operation<{ signed: string; input: CancelInput }, CancellationRecord>;
+    };
+    /** the cancellation the government holds for a note: `ok(null)` when none */
+    queryCancellation?: Operation<IssuedReference, CancellationRecord | null>;
+  };
+  /**
+   * Engines whose PDF is the provider's (`capabilities.pdf = 'portal'`): the public link of an issued note, to
+   * which GET /invoices/{id}/pdf redirects (spec 4.4); null when the link cannot be made for this note.
+   */
+  pdfLink?(issued: IssuedReference & { providerCnpj: string; inscricaoMunicipal: string | null }): string | null;
+  /**
+   * Government codes that mean "this was already processed" (national E0014, ABRASF E10, São Paulo 217): such a
+   * refusal is an unknown outcome, reconciled with the query before anything else happens.
+   */
+  alreadyProcessedCodes: readonly string[];
+  /**
+   * Government codes of a cancellation refusal that may mean "already cancelled" (national E0840): the
+   * cancellation query is asked before the refusal is believed.
+   */
+  alreadyCancelledCodes: readonly string[];
+}
+
+/** Typed identity for definitions (keeps literal types and checks the shape where the definition is written). */
+export function defineFamily(definition: FamilyDefinition): FamilyDefinition {
+  return definition;
+}
+
+/** The engine-facing issued note of an `IssuedDocument` (what cancellation and queries need). */
+export function referenceOf(issued: IssuedDocument): IssuedReference {
+  return {
+    chave: issued.chave,
+    numero: issued.numero,
+    verificationCode: issued.verificationCode ?? null,
+    ambiente: issued.ambiente,
+  };
+}
+
+export type { CancellationRecord };
