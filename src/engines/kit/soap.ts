@@ -103,7 +103,7 @@ export function readSoapAnswer(text: string): SoapAnswer {
   } catch (err) {
     return { kind: 'unreadable', reason: err instanceof Error ? err.message : String(err) };
   }
-  if (!root || root.localName !== 'Envelope') return { kind: 'unreadable', reason: 'not a SOAP envelope' };
+  if (root?.localName !== 'Envelope') return { kind: 'unreadable', reason: 'not a SOAP envelope' };
   const body = childElements(root).find((e) => e.localName === 'Body');
   if (!body) return { kind: 'unreadable', reason: 'SOAP envelope without a Body' };
   const first = childElements(body)[0];
