@@ -205,16 +205,23 @@ export function describeConformance(target: ConformanceTarget): void {
       }
     });
 
-    it('classifies a server error as transient, and nothing is issued', async () => {
-      await env.setFaults({ errorRate: 1 });
+    /** Sends a new declaration under `faults`, then asks the government what it holds for it, with no faults. */
+    const underFaults = async (faults: SandboxFaults) => {
       const document = prepare();
+      await env.setFaults(faults);
+      let outcome: Awaited<ReturnType<EngineFamily['issue']>>;
       try {
-        const outcome = await engine.issue(document, connection);
-        expect(outcome.kind, JSON.stringify(outcome)).toBe('transient');
+        outcome = await engine.issue(document, connection);
       } finally {
         await env.setFaults({});
       }
-      expect(await engine.reconcile(document, connection)).toEqual({ kind: 'ok', value: null });
+      return { outcome, found: await engine.reconcile(document, connection) };
+    };
+
+    it('classifies a server error as transient, and nothing is issued', async () => {
+      const { outcome, found } = await underFaults({ errorRate: 1 });
+      expect(outcome.kind, JSON.stringify(outcome)).toBe('transient');
+      expect(found).toEqual({ kind: 'ok', value: null });
     });
 
     it('classifies a refused connection as transient (nothing can have been sent)', async () => {
@@ -225,28 +232,15 @@ export function describeConformance(target: ConformanceTarget): void {
     });
 
     it('classifies an answer lost after the government committed as unknown, and reconciliation finds the note', async () => {
-      await env.setFaults({ commitThenDropRate: 1 });
-      const document = prepare();
-      try {
-        const outcome = await engine.issue(document, connection);
-        expect(outcome.kind, JSON.stringify(outcome)).toBe('unknown');
-      } finally {
-        await env.setFaults({});
-      }
-      const found = await engine.reconcile(document, connection);
+      const { outcome, found } = await underFaults({ commitThenDropRate: 1 });
+      expect(outcome.kind, JSON.stringify(outcome)).toBe('unknown');
       expect(found.kind === 'ok' && found.value !== null, JSON.stringify(found)).toBe(true);
     });
 
     it('classifies a connection dropped before processing as unknown, and reconciliation finds nothing to resend over', async () => {
-      await env.setFaults({ dropBeforeProcessRate: 1 });
-      const document = prepare();
-      try {
-        const outcome = await engine.issue(document, connection);
-        expect(outcome.kind, JSON.stringify(outcome)).toBe('unknown');
-      } finally {
-        await env.setFaults({});
-      }
-      expect(await engine.reconcile(document, connection)).toEqual({ kind: 'ok', value: null });
+      const { outcome, found } = await underFaults({ dropBeforeProcessRate: 1 });
+      expect(outcome.kind, JSON.stringify(outcome)).toBe('unknown');
+      expect(found).toEqual({ kind: 'ok', value: null });
     });
 
     it.skipIf(family.capabilities.mode === 'sync')(
