@@ -108,7 +108,8 @@ async function lock() {
       } catch {
         alive = false;
       }
-      if (!alive || waited > 300_000) rmSync(path, { force: true }); // a builder that died
+      if (!alive || waited > 300_000)
+        rmSync(path, { force: true }); // a builder that died
       else await new Promise((r) => setTimeout(r, 200));
     }
   }

@@ -11,11 +11,11 @@
  * of its typed engine map.
  */
 import { IMPLEMENTED_FAMILIES } from '../src/engines/registry.ts';
-import { FAMILY_IDS, type FamilyId } from '../src/engines/routing/families.ts';
+import { FAMILY_IDS } from '../src/engines/routing/families.ts';
 import { municipalityRegistry } from '../src/engines/routing/municipality-registry.ts';
-import { coverageStatus, familyForEveryRegime } from '../src/engines/routing/route.ts';
+import { coverageStatus, engineKeyOf, familyForEveryRegime } from '../src/engines/routing/route.ts';
 
-const IMPLEMENTED: ReadonlySet<FamilyId> = new Set(IMPLEMENTED_FAMILIES);
+const IMPLEMENTED: ReadonlySet<string> = new Set(IMPLEMENTED_FAMILIES);
 
 type Bucket = 'implemented' | 'mapped' | 'nationalOnly';
 interface Tally {
@@ -37,7 +37,11 @@ for (const route of registry.all()) {
   const serving = familyForEveryRegime(route);
   const status = coverageStatus(route);
   const bucket: Bucket =
-    serving && IMPLEMENTED.has(serving) ? 'implemented' : status === 'national_only_mei' ? 'nationalOnly' : 'mapped';
+    serving && IMPLEMENTED.has(engineKeyOf(serving, serving === 'national' ? null : route.provider))
+      ? 'implemented'
+      : status === 'national_only_mei'
+        ? 'nationalOnly'
+        : 'mapped';
   const key = serving ?? route.family ?? '(no provider)';
   const row = byFamily.get(key) ?? empty();
   byFamily.set(key, row);

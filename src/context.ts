@@ -45,6 +45,8 @@ export interface GovernmentEndpoints {
    * sandbox mode the local sandbox serves it beside Sefin.
    */
   adnParametersBaseUrl: (ambiente: 1 | 2) => string;
+  /** Sandbox mode: the base URL of a municipal engine's local sandbox (by engine key); null in live mode. */
+  municipalSandboxUrl: ((engine: string, ambiente: 1 | 2) => string) | null;
   /** Extra trust anchors for the government TLS servers (the sandbox CA); null in live mode. */
   caPem: string | null;
 }

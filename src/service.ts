@@ -15,6 +15,7 @@ import { JobQueue } from './jobs/queue.ts';
 import { securePrivateDirectory } from './data-dir.ts';
 import { createLogger } from './logging.ts';
 import { provisionSandboxIdentity, sandboxIdentityMissing } from './sandbox/identity.ts';
+import { municipalSandboxPath } from './sandbox/municipal.ts';
 import { type SefinSandbox, startSefinSandbox } from './sandbox/sefin/server.ts';
 import { createLocalStorage } from './storage/local.ts';
 import type { DocumentStorage } from './storage/types.ts';
@@ -63,6 +64,7 @@ async function governmentEndpoints(
       endpoints: {
         sefinBaseUrl: (amb) => SEFIN_LIVE_URLS[amb],
         adnParametersBaseUrl: (amb) => ADN_PARAMETERS_LIVE_URLS[amb],
+        municipalSandboxUrl: null,
         caPem: null,
       },
       sandbox: null,
@@ -75,6 +77,7 @@ async function governmentEndpoints(
       endpoints: {
         sefinBaseUrl: (amb) => `${base}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
         adnParametersBaseUrl: (amb) => `${base}/${amb === 1 ? 'producao' : 'producaorestrita'}/parametrizacao`,
+        municipalSandboxUrl: (engine, amb) => `${base}${municipalSandboxPath(engine, amb)}`,
         caPem,
       },
       sandbox: null,
@@ -95,6 +98,7 @@ async function governmentEndpoints(
     endpoints: {
       sefinBaseUrl: (amb) => `${sandbox.url}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
       adnParametersBaseUrl: (amb) => `${sandbox.url}/${amb === 1 ? 'producao' : 'producaorestrita'}/parametrizacao`,
+      municipalSandboxUrl: (engine, amb) => `${sandbox.url}${municipalSandboxPath(engine, amb)}`,
       caPem: identity.caPem,
     },
     sandbox,
@@ -135,6 +139,7 @@ export async function startService(
       government: endpoints,
       engines: new EngineRegistry({
         sefinBaseUrl: endpoints.sefinBaseUrl,
+        municipalSandboxUrl: endpoints.municipalSandboxUrl,
         adnParametersBaseUrl: endpoints.adnParametersBaseUrl,
         caPem: endpoints.caPem,
         timeouts: config.httpTimeouts,

@@ -1,28 +1,33 @@
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { SignatureAlgorithm } from '../xml/sign.ts';
 import { createEngine } from './kit/engine.ts';
-import type { FamilyDefinition } from './kit/family.ts';
+import { type Endpoints, type FamilyDefinition, UnknownEndpointError } from './kit/family.ts';
 import { GovernmentHttpClient } from './kit/http-client.ts';
 import { AdnParametersClient } from './national/adn-parameters.ts';
 import { nationalFamily } from './national/family.ts';
-import type { FamilyId } from './routing/families.ts';
 import { type MunicipalityRegistry, municipalityRegistry } from './routing/municipality-registry.ts';
-import { type RoutingDecision, routeProject } from './routing/route.ts';
+import { engineKeyOf, type RoutingDecision, routeProject } from './routing/route.ts';
 import type { EngineFamily } from './types.ts';
 
 /**
- * The families this service implements (a subset of `FamilyId`, see routing/families.ts), each a definition run by
- * the engine kit (kit/engine.ts), registered in one typed map: adding a family is one line here. The coverage
- * report reads this list.
+ * Every engine this service implements, keyed by engine key (routing `engineKeyOf`): the national environment, and
+ * one per municipal provider of a family (`dps-provider:betha`). Each is a definition run by the engine kit
+ * (kit/engine.ts), registered in this one typed map: adding a provider is one line here. The coverage report and
+ * `/cobertura/cidades` read its keys.
  */
-export const FAMILY_DEFINITIONS = {
+export const ENGINE_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
   national: nationalFamily,
-} as const satisfies Partial<Record<FamilyId, FamilyDefinition>>;
-export type EngineId = keyof typeof FAMILY_DEFINITIONS;
-export const IMPLEMENTED_FAMILIES = Object.keys(FAMILY_DEFINITIONS) as EngineId[];
+};
+export type EngineId = string;
+export const IMPLEMENTED_FAMILIES: readonly string[] = Object.keys(ENGINE_DEFINITIONS);
 
 export interface EngineRegistryOptions {
   sefinBaseUrl: (ambiente: 1 | 2) => string;
+  /**
+   * Sandbox mode: the base URL of a municipal engine's local sandbox (by engine key). Null in live mode, where each
+   * municipality's URL comes from its registry entry (`endpoints.production` / `homologation`).
+   */
+  municipalSandboxUrl: ((engine: string, ambiente: 1 | 2) => string) | null;
   adnParametersBaseUrl: (ambiente: 1 | 2) => string;
   caPem: string | null;
   timeouts: { connectMs: number; responseMs: number };
@@ -42,7 +47,7 @@ export class EngineRegistry {
   /** The ADN "Parâmetros Municipais" API (municipal breakdowns and rates), over the same mTLS pool. */
   readonly adnParameters: AdnParametersClient;
   private readonly engines: Record<EngineId, EngineFamily>;
-  readonly implemented: ReadonlySet<FamilyId>;
+  readonly implemented: ReadonlySet<string>;
 
   constructor(options: EngineRegistryOptions) {
     this.municipalities = municipalityRegistry();
@@ -53,13 +58,34 @@ export class EngineRegistry {
       signatureAlgorithm: options.signatureAlgorithm,
       validateBeforeSend: options.validateBeforeSend,
     };
-    this.engines = {
-      national: createEngine(FAMILY_DEFINITIONS.national, {
-        ...common,
-        endpoints: { url: (_operation, ambiente) => options.sefinBaseUrl(ambiente) },
+    this.engines = Object.fromEntries(
+      Object.entries(ENGINE_DEFINITIONS).map(([key, definition]) => {
+        const expected = engineKeyOf(definition.id, definition.provider ?? null);
+        if (expected !== key) throw new Error(`engine ${key}: its definition is ${expected}`);
+        return [key, createEngine(definition, { ...common, endpoints: this.endpointsOf(key, options) })];
       }),
-    } satisfies Record<EngineId, EngineFamily>;
-    this.implemented = new Set<FamilyId>(IMPLEMENTED_FAMILIES);
+    );
+    this.implemented = new Set(IMPLEMENTED_FAMILIES);
+  }
+
+  /** Where an engine's operations go: the Sefin base, the local sandbox, or each municipality's registry entry. */
+  private endpointsOf(key: string, options: EngineRegistryOptions): Endpoints {
+    if (key === 'national') return { url: (_operation, ambiente) => options.sefinBaseUrl(ambiente) };
+    const sandbox = options.municipalSandboxUrl;
+    if (sandbox) return { url: (_operation, ambiente) => sandbox(key, ambiente) };
+    return {
+      url: (_operation, ambiente, municipality) => {
+        const route = municipality ? this.municipalities.find(municipality) : undefined;
+        const urls = route?.parameters?.endpoints[ambiente === 1 ? 'production' : 'homologation'] ?? {};
+        const url = urls.Recepcionar ?? Object.values(urls)[0];
+        if (!url) {
+          throw new UnknownEndpointError(
+            `no ${ambiente === 1 ? 'production' : 'homologation'} URL is known for ${key} in municipality ${municipality}`,
+          );
+        }
+        return url;
+      },
+    };
   }
 
   /** Routing of a project (municipality and regime) to an implemented engine, or why there is none. */
@@ -67,8 +93,8 @@ export class EngineRegistry {
     return routeProject(project, this.municipalities, this.implemented);
   }
 
-  isImplemented(family: FamilyId): family is EngineId {
-    return this.implemented.has(family);
+  isImplemented(engine: string): boolean {
+    return this.implemented.has(engine);
   }
 
   get(id: string): EngineFamily {

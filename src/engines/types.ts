@@ -68,6 +68,8 @@ export interface Connection {
   certificate: A1Certificate;
   ambiente: 1 | 2;
   credentials?: ProjectCredentials;
+  /** the project's municipality (IBGE code): municipal engines send to that city's URL */
+  municipality?: string | null;
 }
 
 export interface PrepareInput {

@@ -54,6 +54,7 @@ export async function loadJobSubject(
       certificate: loaded.certificate,
       ambiente: invoice.ambiente === 1 ? 1 : 2,
       credentials: credentialsOf(projectRow, ctx.config.masterKey),
+      municipality: projectRow.codigoMunicipio,
     },
   };
 }

@@ -166,7 +166,7 @@ describe('base pipeline with an asynchronous family', () => {
       emit: {
         request: (document, context) => ({
           method: 'POST',
-          url: `${context.endpoints.url('emit', context.ambiente)}/lote`,
+          url: `${context.endpoints.url('emit', context.ambiente, context.municipality)}/lote`,
           headers: { 'content-type': 'text/xml' },
           body: document.xml,
         }),
@@ -178,7 +178,7 @@ describe('base pipeline with an asynchronous family', () => {
       poll: {
         request: ({ protocol }, context) => ({
           method: 'GET',
-          url: `${context.endpoints.url('poll', context.ambiente)}/lote/${protocol}`,
+          url: `${context.endpoints.url('poll', context.ambiente, context.municipality)}/lote/${protocol}`,
           headers: {},
         }),
         parse: (answer, { protocol }) => {

@@ -143,15 +143,27 @@ describe('routing (pure)', () => {
     expect(!refused.ok && refused.message).toContain('ISSCampinas');
   });
 
-  it('routes to a municipal family once it is implemented', () => {
-    const withAbrasf = new Set(['national', 'abrasf-v2'] as const);
-    expect(routeProject({ codigoMunicipio: '3509502', regimeTributario: '3' }, registry, withAbrasf)).toMatchObject({
+  it("routes to a municipal provider's engine once it is implemented (one engine per provider of a family)", () => {
+    const withCampinas = new Set(['national', 'abrasf-v2:isscampinas']);
+    expect(routeProject({ codigoMunicipio: '3509502', regimeTributario: '3' }, registry, withCampinas)).toMatchObject({
       ok: true,
       family: 'abrasf-v2',
+      engine: 'abrasf-v2:isscampinas',
       reason: 'municipal-engine',
     });
+    // another provider of the same family is not served by it
+    const otherProvider = new Set(['national', 'abrasf-v2:fiorilli']);
+    expect(routeProject({ codigoMunicipio: '3509502', regimeTributario: '3' }, registry, otherProvider)).toMatchObject({
+      ok: false,
+      family: 'abrasf-v2',
+      status: 'covered',
+    });
     // a provider without a production web service stays refused
-    const citta = routeProject({ codigoMunicipio: '4300471', regimeTributario: '3' }, registry, new Set(FAMILY_IDS));
+    const citta = routeProject(
+      { codigoMunicipio: '4300471', regimeTributario: '3' },
+      registry,
+      new Set(['national', 'dps-provider:citta']),
+    );
     expect(citta).toMatchObject({ ok: false, status: 'not_covered' });
   });
 

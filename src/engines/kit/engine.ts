@@ -10,7 +10,15 @@ import type {
   PrepareInput,
 } from '../types.ts';
 import { authorize, MissingCredentialError } from './auth.ts';
-import type { Endpoints, FamilyDefinition, Operation, OperationRequest, SendContext, SignedMessage } from './family.ts';
+import {
+  type Endpoints,
+  type FamilyDefinition,
+  type Operation,
+  type OperationRequest,
+  type SendContext,
+  type SignedMessage,
+  UnknownEndpointError,
+} from './family.ts';
 import type { GovernmentHttpClient, HttpAnswer } from './http-client.ts';
 
 export interface EngineDependencies {
@@ -74,6 +82,7 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
     const context: SendContext = {
       endpoints: deps.endpoints,
       ambiente: connection.ambiente,
+      municipality: connection.municipality ?? null,
       certificate: connection.certificate,
     };
     const credentials = connection.credentials ?? {};
@@ -90,8 +99,13 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
       if (answer.kind !== 'response') return transportFailure(answer);
       return operation.parse(answer, input, context);
     } catch (err) {
-      if (!(err instanceof MissingCredentialError)) throw err;
-      return { kind: 'rejected', errorCode: 'ENGINE_CREDENTIALS_MISSING', errorMessage: err.message, errors: [] };
+      if (err instanceof MissingCredentialError) {
+        return { kind: 'rejected', errorCode: 'ENGINE_CREDENTIALS_MISSING', errorMessage: err.message, errors: [] };
+      }
+      if (err instanceof UnknownEndpointError) {
+        return { kind: 'rejected', errorCode: 'ENGINE_ENDPOINT_UNKNOWN', errorMessage: err.message, errors: [] };
+      }
+      throw err;
     }
   }
 

@@ -34,9 +34,15 @@ import type { HttpAnswer, HttpResponse } from './http-client.ts';
 
 /** Where a family's operations are sent, per environment (resolved from the registry or the settings). */
 export interface Endpoints {
-  /** the operation's URL: `operation` is the family's operation name (emit, query, cancel, …) */
-  url(operation: OperationName, ambiente: 1 | 2): string;
+  /**
+   * The base URL of an operation (`operation`: emit, query, cancel, …) for the environment and the municipality
+   * (municipal providers have a URL per city); the operation appends its own path.
+   */
+  url(operation: OperationName, ambiente: 1 | 2, municipality: string | null): string;
 }
+
+/** An engine's URL is unknown for this municipality and environment (its registry entry has none): permanent. */
+export class UnknownEndpointError extends Error {}
 
 export type OperationName = 'emit' | 'poll' | 'query' | 'cancel' | 'queryCancellation';
 
@@ -44,6 +50,8 @@ export type OperationName = 'emit' | 'poll' | 'query' | 'cancel' | 'queryCancell
 export interface SendContext {
   endpoints: Endpoints;
   ambiente: 1 | 2;
+  /** the project's municipality (IBGE code): where per-city endpoints are looked up */
+  municipality: string | null;
   /** the project's certificate (signing, and the TLS handshake when the family's auth is `mtls`) */
   certificate: A1Certificate;
 }
@@ -95,6 +103,8 @@ export interface CancelMessage extends SignedMessage<CancelInput & { certificate
 
 export interface FamilyDefinition {
   id: FamilyId;
+  /** the ACBr provider this definition is for, within a municipal family (absent for the national environment) */
+  provider?: string;
   /** the layout the family writes, e.g. "DPS 1.01 (Sefin Nacional)" */
   layout: string;
   transport: Transport;

@@ -13,7 +13,7 @@ const JSON_HEADERS = { 'content-type': 'application/json', accept: 'application/
 const ACCEPT_JSON = { accept: 'application/json' };
 
 /** Sefin Nacional's base URL of the environment (one service for every operation). */
-const base = (context: SendContext) => context.endpoints.url('emit', context.ambiente);
+const base = (context: SendContext) => context.endpoints.url('emit', context.ambiente, context.municipality);
 
 const withXmlDeclaration = (xml: string) => `<?xml version="1.0" encoding="UTF-8"?>${xml}`;
 

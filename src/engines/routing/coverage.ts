@@ -8,7 +8,7 @@ import {
   type Transport,
 } from './families.ts';
 import type { MunicipalityRegistry, MunicipalityRoute } from './municipality-registry.ts';
-import { type CoverageStatus, coverageStatus, familyForEveryRegime } from './route.ts';
+import { type CoverageStatus, coverageStatus, engineKeyOf, familyForEveryRegime } from './route.ts';
 
 /** What the coverage lookup says about one municipality (GET /cobertura/cidades). */
 export interface MunicipalityCoverage {
@@ -54,7 +54,7 @@ function nationalEngine(registry: MunicipalityRegistry): NonNullable<Municipalit
 export function coverageOf(
   route: MunicipalityRoute,
   registry: MunicipalityRegistry,
-  implemented: ReadonlySet<FamilyId>,
+  implemented: ReadonlySet<string>,
 ): MunicipalityCoverage {
   const serving = familyForEveryRegime(route);
   const status = coverageStatus(route);
@@ -83,7 +83,8 @@ export function coverageOf(
     routingId: viaAdhesion ? 'national' : route.routingId,
     provider: route.provider,
     layoutVersion: viaAdhesion ? (registry.data.providers.PadraoNacional?.version ?? null) : route.version,
-    implemented: serving !== null && implemented.has(serving),
+    implemented:
+      serving !== null && implemented.has(engineKeyOf(serving, serving === 'national' ? null : route.provider)),
     nationalEmitterAdherent: route.nationalEmitter,
     engine,
   };

@@ -27,6 +27,14 @@ import type { MunicipalityRegistry, MunicipalityRoute } from './municipality-reg
  */
 export type CoverageStatus = 'covered' | 'not_covered' | 'national_only_mei';
 
+/**
+ * The engine that issues for a family in a municipality: the national environment is one engine; a municipal
+ * family has one engine per provider (`dps-provider:betha`), since providers of one family differ by transport.
+ */
+export function engineKeyOf(family: FamilyId, provider: string | null): string {
+  return family === 'national' || !provider ? family : `${family}:${provider.toLowerCase()}`;
+}
+
 /** The family that serves non-MEI providers in this municipality, if any. */
 export function familyForEveryRegime(route: MunicipalityRoute): FamilyId | null {
   if (route.family === 'national') return 'national';
@@ -44,6 +52,8 @@ export type RoutingDecision =
   | {
       ok: true;
       family: FamilyId;
+      /** the engine key (`engineKeyOf`) */
+      engine: string;
       reason: 'mei' | 'national-adherent' | 'municipal-engine' | 'no-municipality';
       route: MunicipalityRoute | null;
     }
@@ -64,13 +74,15 @@ export interface RoutingInput {
 export function routeProject(
   project: RoutingInput,
   registry: MunicipalityRegistry,
-  implemented: ReadonlySet<FamilyId>,
+  /** engine keys (`engineKeyOf`) this service implements */
+  implemented: ReadonlySet<string>,
 ): RoutingDecision {
   const route = project.codigoMunicipio ? (registry.find(project.codigoMunicipio) ?? null) : null;
-  if (project.regimeTributario === '2') return { ok: true, family: 'national', reason: 'mei', route };
+  if (project.regimeTributario === '2')
+    return { ok: true, family: 'national', engine: 'national', reason: 'mei', route };
   if (!project.codigoMunicipio) {
     // nothing to route by: the invoice rules refuse a project without municipality (project.codigoMunicipio)
-    return { ok: true, family: 'national', reason: 'no-municipality', route: null };
+    return { ok: true, family: 'national', engine: 'national', reason: 'no-municipality', route: null };
   }
   if (!route) {
     return {
@@ -82,8 +94,15 @@ export function routeProject(
     };
   }
   const family = familyForEveryRegime(route);
-  if (family && implemented.has(family)) {
-    return { ok: true, family, reason: family === 'national' ? 'national-adherent' : 'municipal-engine', route };
+  const engine = family ? engineKeyOf(family, route.provider) : null;
+  if (family && engine && implemented.has(engine)) {
+    return {
+      ok: true,
+      family,
+      engine,
+      reason: family === 'national' ? 'national-adherent' : 'municipal-engine',
+      route,
+    };
   }
   const status = coverageStatus(route);
   const place = `${route.name}/${route.uf} (${route.code})`;

@@ -1,4 +1,5 @@
 import { createAdnParametersService } from '../adn/parametrizacao.ts';
+import { MUNICIPAL_SANDBOXES } from '../municipal.ts';
 import { type SandboxFaults, SandboxHttpError, startSandboxServer } from '../kit/server.ts';
 import type { SandboxSigner } from '../kit/xml-signature.ts';
 import { createSefinService } from './service.ts';
@@ -98,7 +99,18 @@ export async function startSefinSandbox(options: SefinSandboxOptions): Promise<S
     host: options.host,
     port: options.port,
     transport: { kind: 'https', tls: options.tls, clientCertificates: 'requested' },
-    services: [sefin, createAdnParametersService()],
+    services: [
+      sefin,
+      createAdnParametersService(),
+      ...MUNICIPAL_SANDBOXES.map((m) =>
+        m.create({
+          signer: options.signer,
+          now: options.now ?? (() => new Date()),
+          logger,
+          dataDir: options.sandboxDir ?? null,
+        }),
+      ),
+    ],
     sandboxDir: options.sandboxDir ?? null,
     faults: options.faults,
     random: options.random,

@@ -32,14 +32,14 @@ function requirementsInput(project: ProjectFiscalProfile, row: ProjectRow): Proj
 export function engineFor(ctx: AppContext, project: ProjectFiscalProfile, row: ProjectRow): EngineId {
   const decision = ctx.engines.route(project);
   if (decision.ok) {
-    if (!ctx.engines.isImplemented(decision.family)) throw new Error(`routed to ${decision.family}, not implemented`);
+    if (!ctx.engines.isImplemented(decision.engine)) throw new Error(`routed to ${decision.engine}, not implemented`);
     // the national environment needs nothing beyond the certificate; a municipal engine may (spec 4.8)
     const unmet =
       decision.family === 'national' ? [] : unmetProjectRequirements(decision.route, requirementsInput(project, row));
     if (unmet.length > 0) {
       throw new ApiError('VALIDATION_FAILED', unmet.map((u) => `${u.field}: ${u.message}`).join('; '), unmet);
     }
-    return decision.family;
+    return decision.engine;
   }
   const route = decision.route;
   throw new ApiError(

@@ -1,0 +1,37 @@
+import type { SandboxService } from './kit/server.ts';
+import type { SandboxSigner } from './kit/xml-signature.ts';
+
+/**
+ * The local stand-ins of the municipal providers, served by the same sandbox server as Sefin Nacional (one port, one
+ * exchange log per family). Each entry is one provider's government service: a routes table on the sandbox kit
+ * with its own rules, mounted under `/municipal/<provider>`. The service's sandbox mode points the provider's
+ * engine (engine key `dps-provider:<provider>`, …) at `municipalSandboxPath`.
+ *
+ * A sandbox shares only official data with the engines (schemas, operation names, namespaces, error tables): it
+ * never imports the engines' builders or parsers.
+ */
+export interface MunicipalSandboxDependencies {
+  /** the key and certificate the sandbox signs what it issues with (as the provider's own server would) */
+  signer: SandboxSigner;
+  now: () => Date;
+  logger: { info(message: string): void; warn(message: string): void };
+  /** the sandbox's data directory (its stores), null in memory */
+  dataDir: string | null;
+}
+
+export interface MunicipalSandbox {
+  /** the engine key served, e.g. `dps-provider:betha` */
+  engine: string;
+  /** the path segment under /municipal/ */
+  slug: string;
+  create(deps: MunicipalSandboxDependencies): SandboxService;
+}
+
+export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [];
+
+/** The base path of a provider's sandbox for an environment (`/municipal/<slug>/producao|producaorestrita`). */
+export function municipalSandboxPath(engine: string, ambiente: 1 | 2): string {
+  const entry = MUNICIPAL_SANDBOXES.find((s) => s.engine === engine);
+  const slug = entry?.slug ?? engine.replace(/[^a-z0-9]+/g, '-');
+  return `/municipal/${slug}/${ambiente === 1 ? 'producao' : 'producaorestrita'}`;
+}
