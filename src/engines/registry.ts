@@ -1,5 +1,6 @@
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { SignatureAlgorithm } from '../xml/sign.ts';
+import { DPS_PROVIDER_DEFINITIONS } from './dps-provider/index.ts';
 import { createEngine } from './kit/engine.ts';
 import { type Endpoints, type FamilyDefinition, UnknownEndpointError } from './kit/family.ts';
 import { GovernmentHttpClient } from './kit/http-client.ts';
@@ -17,6 +18,7 @@ import type { EngineFamily } from './types.ts';
  */
 export const ENGINE_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
   national: nationalFamily,
+  ...DPS_PROVIDER_DEFINITIONS,
 };
 export type EngineId = string;
 export const IMPLEMENTED_FAMILIES: readonly string[] = Object.keys(ENGINE_DEFINITIONS);

@@ -27,7 +27,9 @@ export interface MunicipalSandbox {
   create(deps: MunicipalSandboxDependencies): SandboxService;
 }
 
-export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [];
+export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
+  // providers: one line each
+];
 
 /** The base path of a provider's sandbox for an environment (`/municipal/<slug>/producao|producaorestrita`). */
 export function municipalSandboxPath(engine: string, ambiente: 1 | 2): string {

@@ -29,10 +29,17 @@ export interface SignOptions {
    * element always go at the end of the document element.
    */
   placement?: 'after-element' | 'root-end';
+  /**
+   * 'inclusive' (default): C14N 1.0, as the national layout and ABRASF prescribe. 'exclusive': Exclusive C14N
+   * (xml-exc-c14n#) for the SignedInfo and the reference, which some providers require (SIL/TBW refuses the
+   * inclusive form); signed through xml-crypto.
+   */
+  canonicalization?: 'inclusive' | 'exclusive';
 }
 
 export const XMLDSIG_NS = 'http://www.w3.org/2000/09/xmldsig#';
 const C14N = 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315';
+const EXC_C14N = 'http://www.w3.org/2001/10/xml-exc-c14n#';
 const ENVELOPED = 'http://www.w3.org/2000/09/xmldsig#enveloped-signature';
 
 interface AlgorithmProfile {
@@ -100,6 +107,7 @@ function signedInfoContent(profile: AlgorithmProfile, uri: string, digestValue: 
 export function signXml(xml: string, options: SignOptions): string {
   const profile = profileOf(options);
   const certificate = certificateBase64(options.key.certificatePem);
+  if (options.canonicalization === 'exclusive') return signWithXmlCrypto(xml, options, profile, certificate);
   const scan = scanCanonicalElement(xml, options.elementName);
   if (scan.kind === 'not-found') throw new Error(`signXml: no <${options.elementName}> element in the document`);
   if (scan.kind === 'unsupported') return signWithXmlCrypto(xml, options, profile, certificate);
@@ -175,17 +183,18 @@ function signWithXmlCrypto(xml: string, options: SignOptions, profile: Algorithm
   }
   assertXmlCryptoCanonicalizes(target);
   const isRoot = target === doc.documentElement;
+  const c14n = options.canonicalization === 'exclusive' ? EXC_C14N : C14N;
   const signer = new SignedXml({
     privateKey: options.key.privateKey,
     publicCert: options.key.certificatePem,
     signatureAlgorithm: profile.signatureMethod,
-    canonicalizationAlgorithm: C14N,
+    canonicalizationAlgorithm: c14n,
     getKeyInfoContent: () => `<X509Data><X509Certificate>${certificate}</X509Certificate></X509Data>`,
   });
   const xpath = wholeDocument ? '/*' : `(//*[local-name(.)='${elementName}'])[1]`;
   signer.addReference({
     xpath,
-    transforms: [ENVELOPED, C14N],
+    transforms: [ENVELOPED, c14n],
     digestAlgorithm: profile.digestMethod,
     isEmptyUri: wholeDocument,
   });

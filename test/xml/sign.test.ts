@@ -1,5 +1,8 @@
 import { createPublicKey, generateKeyPairSync } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { SignedXml as XmlCryptoVerifier } from 'xml-crypto';
+import { createA1Certificate } from '../../src/certificates/generate.ts';
+import { readPkcs12 } from '../../src/certificates/pkcs12.ts';
 import { scanCanonicalElement } from '../../src/xml/canonical.ts';
 import {
   certificateBase64,
@@ -265,5 +268,25 @@ describe('helpers', () => {
     expect(Buffer.from(body, 'base64')[0]).toBe(0x30);
     const chain = `${key.certificatePem}\n${createTestSigningKey('AC TESTE').certificatePem}`;
     expect(certificateBase64(chain)).toBe(body);
+  });
+});
+
+describe('exclusive canonicalization (providers that refuse C14N 1.0)', () => {
+  it('signs with xml-exc-c14n# in SignedInfo and the reference, and the signature verifies', () => {
+    const files = createA1Certificate({ cnpj: '11222333000181', name: 'EMPRESA', password: 'x' });
+    const read = readPkcs12(files.pfx, files.password);
+    if (!read.ok) throw new Error(read.error.message);
+    const xml =
+      '<NFSe xmlns="http://www.sped.fazenda.gov.br/nfse" versao="1.01"><infNFSe Id="NFS1"><a>1</a></infNFSe></NFSe>';
+    const signed = signXml(xml, {
+      elementName: 'infNFSe',
+      key: { privateKey: read.value.privateKey, certificatePem: read.value.certPem },
+      canonicalization: 'exclusive',
+    });
+    expect(signed.match(/xml-exc-c14n#/g)?.length).toBe(2);
+    expect(signed).not.toContain('REC-xml-c14n-20010315');
+    const verifier = new XmlCryptoVerifier({ publicCert: read.value.certPem });
+    verifier.loadSignature(/<Signature[\s\S]*<\/Signature>/.exec(signed)![0]);
+    expect(verifier.checkSignature(signed)).toBe(true);
   });
 });

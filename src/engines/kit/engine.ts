@@ -61,6 +61,7 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
           elementName: message.signedElement,
           key: { privateKey: certificate.privateKey, certificatePem: certificate.certPem },
           algorithm: deps.signatureAlgorithm,
+          ...message.signature,
         })
       : xml;
     if (deps.validateBeforeSend && message.schema) {

@@ -87,6 +87,8 @@ export interface SignedMessage<In> {
   build(input: In): { id: string; xml: string };
   /** the element that carries the `Id` the enveloped signature references; null when the layout is unsigned */
   signedElement: string | null;
+  /** how the provider wants the signature made (default: inclusive C14N, after the signed element) */
+  signature?: { canonicalization?: 'inclusive' | 'exclusive'; placement?: 'after-element' | 'root-end' };
   /** the XSD the signed message must satisfy before it is sent; null when the family ships none */
   schema: SchemaName | null;
   /** the code of a refusal by the schema (kept in the invoice's error) */
