@@ -5,6 +5,7 @@ import { SignedXml } from 'xml-crypto';
 import type { A1Certificate } from '../../src/certificates/pkcs12.ts';
 import type { NormalizedInvoice } from '../../src/domain/invoice-request.ts';
 import type { ProjectFiscalProfile } from '../../src/domain/project-profile.ts';
+import type { ProjectCredentials } from '../../src/engines/kit/auth.ts';
 import { createEngine } from '../../src/engines/kit/engine.ts';
 import type { Endpoints, FamilyDefinition } from '../../src/engines/kit/family.ts';
 import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
@@ -117,7 +118,12 @@ export function describeConformance(target: ConformanceTarget): void {
       env = await target.start();
       http = new GovernmentHttpClient({ connectMs: 2_000, responseMs: 5_000 }, env.caPem);
       engine = engineFor(env.endpoints);
-      connection = { certificate: env.certificate, ambiente: target.project.ambiente };
+      connection = {
+        certificate: env.certificate,
+        ambiente: target.project.ambiente,
+        municipality: target.project.codigoMunicipio,
+        ...(target.credentials ? { credentials: target.credentials } : {}),
+      };
     });
     afterAll(async () => {
       await http?.close();
