@@ -43,6 +43,8 @@ export interface ConformanceTarget {
   project: ProjectFiscalProfile;
   /** a valid invoice of `project`, new every call */
   invoice(): NormalizedInvoice;
+  /** the project's engine credentials (Basic, Bearer…) when the family's auth needs them */
+  credentials?: ProjectCredentials;
   /** a declaration the government refuses by a business rule, and the provider's code it must come back with */
   rejection: { project: ProjectFiscalProfile; invoice: NormalizedInvoice; code: string };
 }
