@@ -70,6 +70,8 @@ export interface Connection {
   credentials?: ProjectCredentials;
   /** the project's municipality (IBGE code): municipal engines send to that city's URL */
   municipality?: string | null;
+  /** spec 4.8.3: the project's own base URL for its municipal engine, before the registry's and the sandbox's */
+  endpointOverride?: string | null;
 }
 
 export interface PrepareInput {

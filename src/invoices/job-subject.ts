@@ -55,6 +55,7 @@ export async function loadJobSubject(
       ambiente: invoice.ambiente === 1 ? 1 : 2,
       credentials: credentialsOf(projectRow, ctx.config.masterKey),
       municipality: projectRow.codigoMunicipio,
+      endpointOverride: projectRow.endpointOverride,
     },
   };
 }

@@ -234,6 +234,18 @@ describe('base pipeline with an asynchronous family', () => {
     const refused = await without.issue(prepared.value, { certificate, ambiente: 2 });
     expect(refused.kind === 'rejected' && refused.errorCode).toBe('ENGINE_CREDENTIALS_MISSING');
     expect(seen).toHaveLength(4);
+    // spec 4.8.3: the project's endpoint override wins over the engine's endpoints
+    const misdirected = createEngine(family, {
+      http,
+      endpoints: { url: () => 'http://127.0.0.1:9/nowhere' },
+      signatureAlgorithm: 'rsa-sha1',
+      validateBeforeSend: true,
+    });
+    expect(await misdirected.issue(prepared.value, { ...connection, endpointOverride: url })).toEqual({
+      kind: 'pending',
+      protocol: 'P2',
+    });
+    seen.pop();
     // a family without cancellation refuses it without calling the provider
     const cancel = await engine.cancel(
       { chave: null, numero: '1', verificationCode: 'ABC', ambiente: 2, providerCnpj: '11222333000181' },

@@ -80,8 +80,10 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
 
   /** send → parse, with the family's auth applied and transport failures classified */
   async function run<In, Out>(operation: Operation<In, Out>, input: In, connection: Connection): Promise<Outcome<Out>> {
+    // spec 4.8.3: a project's endpoint override takes absolute precedence (municipal engines only)
+    const override = definition.id === 'national' ? null : (connection.endpointOverride ?? null);
     const context: SendContext = {
-      endpoints: deps.endpoints,
+      endpoints: override ? { url: () => override } : deps.endpoints,
       ambiente: connection.ambiente,
       municipality: connection.municipality ?? null,
       certificate: connection.certificate,

@@ -27,6 +27,7 @@ const TEXT_FIELDS = [
   'description',
   'codigoTributacao',
   'codigoServicoSp',
+  'endpointOverride',
   'basicAuthUsuario',
   'cscId',
   'cstPisCofins',

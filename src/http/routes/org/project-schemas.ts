@@ -102,6 +102,18 @@ const optionalFields = {
   aliquotaSimples: Type.Optional(percent('Effective DAS rate (%) for Simples Nacional ME/EPP')),
   regimeIss: Type.Optional(intEnum([1, 2, 3], 'ISS regime: 1 inside the DAS, 2 separate, 3 both separate')),
   codigoServicoSp: Type.Optional(digits(5, 'City-of-São-Paulo service code, 5 digits; required for São Paulo')),
+  endpointOverride: Type.Optional(
+    orNull(
+      Type.String({
+        maxLength: 500,
+        pattern: '^https?://[^\\s/?#]+[^\\s]*$',
+        description:
+          "Spec 4.8.3: the base URL the project's municipal engine sends to, taking precedence over the municipality " +
+          "registry's (a provider's new address before the registry knows it). Not used by the national environment. " +
+          'null removes it.',
+      }),
+    ),
+  ),
   cnae: Type.Optional(
     orNull(
       Type.String({
@@ -231,6 +243,7 @@ export const ProjectView = Type.Object(
     aliquotaSimples: nullableNumber('Effective DAS rate (%)'),
     regimeIss: nullableInteger('1 inside the DAS, 2 separate, 3 both separate'),
     codigoServicoSp: nullableString('City-of-São-Paulo service code'),
+    endpointOverride: nullableString("Base URL of the project's municipal engine, before the registry's"),
     cnae: nullableString('Main CNAE, 7 digits'),
     basicAuthUsuario: nullableString('Basic Auth user (the password is write-only)'),
     cscId: nullableString('CSC id'),
@@ -310,6 +323,7 @@ export function projectFullView(row: ProjectRow) {
     aliquotaSimples: row.aliquotaSimples === null ? null : Number(row.aliquotaSimples),
     regimeIss: row.regimeIss,
     codigoServicoSp: row.codigoServicoSp,
+    endpointOverride: row.endpointOverride,
     cnae: row.cnae,
     basicAuthUsuario: row.basicAuthUsuario,
     cscId: row.cscId,
