@@ -64,6 +64,8 @@ export const PROVIDER_TRAITS: Record<string, ProviderTraits> = {
   GovDigital: cert('soap11'),
   NFSeBrasil: { ...cert('soap11', false, false), credentials: ['accessToken'], auth: 'body-credentials' },
   SimplISS: cert('rest-json'),
+  // a Sefin-clone REST API like SimplISS (briefs/providers-own.md §4)
+  RLZ: cert('rest-json'),
   Citta: cert('rest-json'),
   ISSNet: cert('soap11'),
   Agili: { ...cert('http-xml', false, false), credentials: ['accessToken'], auth: 'body-credentials' },
