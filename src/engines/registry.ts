@@ -75,8 +75,10 @@ export class EngineRegistry {
     if (key === 'national') return { url: (_operation, ambiente) => options.sefinBaseUrl(ambiente) };
     const sandbox = options.municipalSandboxUrl;
     if (sandbox) return { url: (_operation, ambiente) => sandbox(key, ambiente) };
+    const national = ENGINE_DEFINITIONS[key]?.nationalOperations ?? [];
     return {
-      url: (_operation, ambiente, municipality) => {
+      url: (operation, ambiente, municipality) => {
+        if (national.includes(operation)) return options.sefinBaseUrl(ambiente);
         const route = municipality ? this.municipalities.find(municipality) : undefined;
         const urls = route?.parameters?.endpoints[ambiente === 1 ? 'production' : 'homologation'] ?? {};
         const url = urls.Recepcionar ?? Object.values(urls)[0];

@@ -1,5 +1,13 @@
+import { bethaSandbox } from './betha/service.ts';
 import type { SandboxService } from './kit/server.ts';
+import { abaseSandbox } from './raw-xml/abase.ts';
+import { modernizacaoPublicaSandbox } from './raw-xml/modernizacao-publica.ts';
+import { cittaSandbox, pronimSandbox } from './lote-gzip/sandboxes.ts';
+import { silSandbox } from './soap-string/sil.ts';
+import { digifredSandbox } from './soap-string/digifred.ts';
+import { coplanSandbox } from './soap-string/coplan.ts';
 import type { SandboxSigner } from './kit/xml-signature.ts';
+import { infiscSandbox, rlzSandbox, simplissSandbox } from './sefin-clone/service.ts';
 
 /**
  * The local stand-ins of the municipal providers, served by the same sandbox server as Sefin Nacional (one port, one
@@ -29,6 +37,17 @@ export interface MunicipalSandbox {
 
 export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   // providers: one line each
+  coplanSandbox,
+  digifredSandbox,
+  abaseSandbox,
+  modernizacaoPublicaSandbox,
+  bethaSandbox,
+  pronimSandbox,
+  cittaSandbox,
+  silSandbox,
+  infiscSandbox,
+  rlzSandbox,
+  simplissSandbox,
 ];
 
 /** The base path of a provider's sandbox for an environment (`/municipal/<slug>/producao|producaorestrita`). */

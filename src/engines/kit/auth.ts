@@ -36,15 +36,18 @@ function required(credentials: ProjectCredentials, name: keyof ProjectCredential
  * Applies a family's auth kind to an operation's request. `body-credentials` and `signature` change nothing here:
  * the builder writes the credentials into the message, and the signature is the message's own. `header-token`
  * sends the project's authorization key in `headerName` (default `Authorization`, as the providers that use it do).
+ * `presentCertificate`: Basic, Bearer and header-token requests also present the TLS client certificate.
  */
 export function authorize(
   request: OperationRequest,
   auth: AuthKind,
   certificate: A1Certificate,
   credentials: ProjectCredentials,
-  options: { headerName?: string } = {},
+  options: { headerName?: string; presentCertificate?: boolean } = {},
 ): AuthorizedRequest {
   const headers = { ...request.headers };
+  // providers that take an HTTP credential and the TLS client certificate too (ABase: Bearer + mTLS)
+  const tls = options.presentCertificate ? certificate : null;
   switch (auth) {
     case 'mtls':
       return { ...request, headers, certificate };
@@ -52,14 +55,14 @@ export function authorize(
       const user = required(credentials, 'basicAuthUsuario');
       const password = required(credentials, 'basicAuthSenha');
       headers.authorization = `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
-      return { ...request, headers, certificate: null };
+      return { ...request, headers, certificate: tls };
     }
     case 'bearer':
       headers.authorization = `Bearer ${required(credentials, 'accessToken')}`;
-      return { ...request, headers, certificate: null };
+      return { ...request, headers, certificate: tls };
     case 'header-token':
       headers[(options.headerName ?? 'authorization').toLowerCase()] = required(credentials, 'authorizationKey');
-      return { ...request, headers, certificate: null };
+      return { ...request, headers, certificate: tls };
     case 'signature':
     case 'body-credentials':
       return { ...request, headers, certificate: null };

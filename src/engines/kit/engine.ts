@@ -14,6 +14,7 @@ import {
   type Endpoints,
   type FamilyDefinition,
   type Operation,
+  type OperationName,
   type OperationRequest,
   type SendContext,
   type SignedMessage,
@@ -56,16 +57,17 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
   /** build → sign → validate: a message the schema refuses is a permanent rejection and is never sent */
   function signAndValidate<In>(message: SignedMessage<In>, input: In, certificate: Connection['certificate']) {
     const { id, xml } = message.build(input);
+    const { reference, ...signing } = message.signature ?? {};
     const signed = message.signedElement
       ? signXml(xml, {
-          elementName: message.signedElement,
+          ...(reference === 'document' ? {} : { elementName: message.signedElement }),
           key: { privateKey: certificate.privateKey, certificatePem: certificate.certPem },
           algorithm: deps.signatureAlgorithm,
-          ...message.signature,
+          ...signing,
         })
       : xml;
     if (deps.validateBeforeSend && message.schema) {
-      const result = validateXml(message.schema, signed);
+      const result = validateXml(message.schema, message.schemaView ? message.schemaView(signed) : signed);
       if (!result.ok) {
         return {
           kind: 'rejected' as const,
@@ -79,7 +81,15 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
   }
 
   /** send → parse, with the family's auth applied and transport failures classified */
-  async function run<In, Out>(operation: Operation<In, Out>, input: In, connection: Connection): Promise<Outcome<Out>> {
+  async function run<In, Out>(
+    operation: Operation<In, Out>,
+    input: In,
+    connection: Connection,
+    name?: OperationName,
+  ): Promise<Outcome<Out>> {
+    // an operation sent to Sefin Nacional (`nationalOperations`) goes with the certificate only, never the
+    // provider's credentials
+    const national = name !== undefined && (definition.nationalOperations ?? []).includes(name);
     // spec 4.8.3: a project's endpoint override takes absolute precedence (municipal engines only)
     const override = definition.id === 'national' ? null : (connection.endpointOverride ?? null);
     const context: SendContext = {
@@ -90,7 +100,9 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
     };
     const credentials = connection.credentials ?? {};
     const send = (request: OperationRequest): Promise<HttpAnswer> => {
-      const authorized = authorize(request, definition.auth, connection.certificate, credentials);
+      const authorized = authorize(request, national ? 'mtls' : definition.auth, connection.certificate, credentials, {
+        presentCertificate: definition.presentsCertificate === true,
+      });
       return deps.http.send(authorized.certificate, authorized.method, authorized.url, {
         headers: authorized.headers,
         ...(authorized.body !== undefined ? { body: authorized.body } : {}),
@@ -151,7 +163,7 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
     },
 
     async reconcile(document, connection): Promise<Outcome<IssuedDocument | null>> {
-      return queryRefusalIsTransient(await run(operations.query, document, connection), 'query');
+      return queryRefusalIsTransient(await run(operations.query, document, connection, 'query'), 'query');
     },
 
     async cancel(issued, reason, connection): Promise<Outcome<CancellationRecord>> {
@@ -176,7 +188,10 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
 
     async reconcileCancellation(issued, connection): Promise<Outcome<CancellationRecord | null>> {
       if (!operations.queryCancellation) return { kind: 'ok', value: null };
-      return queryRefusalIsTransient(await run(operations.queryCancellation, issued, connection), 'cancellation query');
+      return queryRefusalIsTransient(
+        await run(operations.queryCancellation, issued, connection, 'queryCancellation'),
+        'cancellation query',
+      );
     },
   };
 }

@@ -88,9 +88,22 @@ export interface SignedMessage<In> {
   /** the element that carries the `Id` the enveloped signature references; null when the layout is unsigned */
   signedElement: string | null;
   /** how the provider wants the signature made (default: inclusive C14N, after the signed element) */
-  signature?: { canonicalization?: 'inclusive' | 'exclusive'; placement?: 'after-element' | 'root-end' };
+  signature?: {
+    canonicalization?: 'inclusive' | 'exclusive';
+    placement?: 'after-element' | 'root-end';
+    /**
+     * `id` (default): the Reference is `#Id` of `signedElement`. `document`: the whole document (`URI=""`, the
+     * Signature last in the root), for layouts whose signed element carries an empty Id (Digifred).
+     */
+    reference?: 'id' | 'document';
+  };
   /** the XSD the signed message must satisfy before it is sent; null when the family ships none */
   schema: SchemaName | null;
+  /**
+   * The document the XSD validates, when the provider re-wraps an official layout (Betha: the national DPS in its
+   * own namespace): maps the signed message back to the official one. Default: the signed message itself.
+   */
+  schemaView?(signedXml: string): string;
   /** the code of a refusal by the schema (kept in the invoice's error) */
   schemaErrorCode: string;
 }
@@ -112,6 +125,13 @@ export interface FamilyDefinition {
   transport: Transport;
   auth: AuthKind;
   capabilities: EngineCapabilities;
+  /** The TLS client certificate is presented besides an HTTP credential (`auth` basic/bearer: ABase, Modernização). */
+  presentsCertificate?: boolean;
+  /**
+   * Operations the provider's cities send to Sefin Nacional instead of the provider (ACBr `ServicosPadraoNacional`):
+   * live, their URL is Sefin's; in sandbox mode the provider's sandbox answers them as the national view.
+   */
+  nationalOperations?: readonly OperationName[];
   /** The family's layout rules on a normalised invoice (field paths of the request in each entry). */
   check(project: ProjectFiscalProfile, invoice: NormalizedInvoice): { field: string; message: string }[];
   declaration: SignedMessage<PrepareInput>;

@@ -25,6 +25,8 @@ export interface SoapPart {
   encoding: PartEncoding;
   /** whether the part's element is in the operation's namespace (document/literal) or unqualified (rpc/literal) */
   qualified: boolean;
+  /** an `xml` value written as the operation's child itself, without a wrapper element (Betha's `DPS`) */
+  bare?: boolean;
 }
 
 export interface SoapCall {
@@ -50,7 +52,7 @@ function partXml(part: SoapPart): string {
       : part.encoding === 'cdata'
         ? cdata(part.value)
         : escapeXmlText(part.value);
-  return `<${tag}>${inner}</${tag}>`;
+  return part.bare ? inner : `<${tag}>${inner}</${tag}>`;
 }
 
 /** The envelope text and the HTTP headers of a SOAP call. */

@@ -33,7 +33,7 @@ export function verifyEnvelopedSignature(xml: string, root: Element, signed: Ele
   if (signatures.length === 0) return { ok: false, reason: 'missing', detail: 'Assinatura ausente.' };
   if (signatures.length > 1) return { ok: false, reason: 'invalid', detail: 'Mais de uma assinatura.' };
   const signature = signatures[0];
-  const id = signed.getAttribute('Id') ?? '';
+  const id = signed.getAttribute('Id') || signed.getAttribute('id') || ''; // Betha: lowercase `id`
 
   const references = childElements(child(signature, 'SignedInfo') ?? signature).filter(
     (e) => e.localName === 'Reference',

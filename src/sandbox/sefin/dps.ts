@@ -139,6 +139,8 @@ export function checkDpsRules(
   now: Date,
   store: SefinStore,
   registry: TaxRegistry = EVERYONE_REGISTERED,
+  /** false for a municipal provider's Sefin clone: its cities issue there precisely because they are not adherent */
+  requireNationalAdherence = true,
 ): MensagemProcessamento[] {
   const errors: MensagemProcessamento[] = [];
   const taker = dps.toma;
@@ -150,7 +152,7 @@ export function checkDpsRules(
   }
   // E0037: the issuing municipality must have an agreement with the national system (the official adhesion
   // list: Conveniado Ativo + AderenteEmissorNacional), except when the emitter is MEI
-  if (dps.opSimpNac !== '2' && !isNationalEmitterMunicipality(dps.cLocEmi)) {
+  if (requireNationalAdherence && dps.opSimpNac !== '2' && !isNationalEmitterMunicipality(dps.cLocEmi)) {
     errors.push(officialMessage('E0037', `cLocEmi ${dps.cLocEmi}; opSimpNac ${dps.opSimpNac}.`));
   }
   const expectedId = expectedDpsId(dps);

@@ -46,6 +46,11 @@ export interface SefinServiceDeps {
   defaultIssRate: number;
   /** The simulated federal registry (a taker unknown to it: E0190/E0207). */
   registry: { isRegistered(document: string): boolean };
+  /**
+   * The E0037 adhesion rule (default true). A municipal provider's clone of this API (../sefin-clone/) turns it
+   * off: its cities are not adherent to the national environment.
+   */
+  requireNationalAdherence?: boolean;
 }
 
 /** The transmitter's certificate, as Sefin reads it (identity from the ICP-Brasil fields). */
@@ -167,7 +172,7 @@ export function createSefinService(deps: SefinServiceDeps, admin: readonly Sandb
       return nfseErrors(env, at, 403, [officialMessage('E1200', detail)], dps.id);
     }
 
-    const errors = checkDpsRules(dps, env, at, store, registry);
+    const errors = checkDpsRules(dps, env, at, store, registry, deps.requireNationalAdherence ?? true);
     if (errors.length > 0) return nfseErrors(env, at, 400, errors, dps.id);
 
     const registeredName = signer.identity.subjectCN.split(':')[0]?.trim() || null;

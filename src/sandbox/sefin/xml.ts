@@ -23,7 +23,11 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
  * The reception rules (Anexo I RN_RECEPCAO_DPS / Anexo IV) applied to a `…XmlGZipB64` field: base64, gzip,
  * UTF-8, well-formed XML without DTD, no namespace prefixes, the expected document type, then the schema.
  */
-export function receiveDocument(field: unknown, rootName: 'DPS' | 'pedRegEvento', schema: SchemaName): Reception {
+export function receiveDocument(
+  field: unknown,
+  rootName: 'DPS' | 'pedRegEvento' | 'NFSe' | 'evento',
+  schema: SchemaName,
+): Reception {
   if (typeof field !== 'string' || field.length === 0) {
     return { ok: false, error: officialMessage('E1225', 'Campo com o documento compactado ausente ou vazio.') };
   }
