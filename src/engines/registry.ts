@@ -1,5 +1,6 @@
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { SignatureAlgorithm } from '../xml/sign.ts';
+import { ABRASF_V2_DEFINITIONS } from './abrasf-v2/index.ts';
 import { DPS_PROVIDER_DEFINITIONS } from './dps-provider/index.ts';
 import { createEngine } from './kit/engine.ts';
 import { type Endpoints, type FamilyDefinition, UnknownEndpointError } from './kit/family.ts';
@@ -19,6 +20,7 @@ import type { EngineFamily } from './types.ts';
 export const ENGINE_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
   national: nationalFamily,
   ...DPS_PROVIDER_DEFINITIONS,
+  ...ABRASF_V2_DEFINITIONS,
 };
 export type EngineId = string;
 export const IMPLEMENTED_FAMILIES: readonly string[] = Object.keys(ENGINE_DEFINITIONS);

@@ -129,7 +129,11 @@ export interface EngineFamily {
   /** Was this declaration already processed? `ok(null)` when the government has no document for it. */
   reconcile(document: PreparedDocument, connection: Connection): Promise<Outcome<IssuedDocument | null>>;
   cancel(
-    issued: IssuedReference & { providerCnpj: string },
+    issued: IssuedReference & {
+      providerCnpj: string;
+      codigoMunicipio?: string | null;
+      inscricaoMunicipal?: string | null;
+    },
     reason: string | null,
     connection: Connection,
   ): Promise<Outcome<CancellationRecord>>;

@@ -43,7 +43,12 @@ export async function runCancelJob(ctx: AppContext, invoiceId: string, job: JobC
   }
 
   let outcome: Outcome<CancellationRecord> = await engine.cancel(
-    { ...note, providerCnpj: project.cnpj },
+    {
+      ...note,
+      providerCnpj: project.cnpj,
+      codigoMunicipio: project.codigoMunicipio,
+      inscricaoMunicipal: project.inscricaoMunicipal,
+    },
     invoice.cancelMotivo,
     connection,
   );

@@ -1,4 +1,6 @@
+import { fiorilliAbrasfSandbox, webissSandbox } from './abrasf-v2/index.ts';
 import { bethaSandbox } from './betha/service.ts';
+import { fiorilliSandbox } from './fiorilli/service.ts';
 import type { SandboxService } from './kit/server.ts';
 import { abaseSandbox } from './raw-xml/abase.ts';
 import { modernizacaoPublicaSandbox } from './raw-xml/modernizacao-publica.ts';
@@ -7,7 +9,7 @@ import { silSandbox } from './soap-string/sil.ts';
 import { digifredSandbox } from './soap-string/digifred.ts';
 import { coplanSandbox } from './soap-string/coplan.ts';
 import type { SandboxSigner } from './kit/xml-signature.ts';
-import { infiscSandbox, rlzSandbox, simplissSandbox } from './sefin-clone/service.ts';
+import { infiscSandbox, rlzSandbox, simplissSandbox, tiplanSandbox } from './sefin-clone/service.ts';
 
 /**
  * The local stand-ins of the municipal providers, served by the same sandbox server as Sefin Nacional (one port, one
@@ -37,6 +39,10 @@ export interface MunicipalSandbox {
 
 export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   // providers: one line each
+  fiorilliAbrasfSandbox,
+  webissSandbox,
+  tiplanSandbox,
+  fiorilliSandbox,
   coplanSandbox,
   digifredSandbox,
   abaseSandbox,

@@ -10,6 +10,8 @@ export const SCHEMA_FILES = {
   pedRegEvento: 'national/1.01/pedRegEvento_v1.01.xsd',
   evento: 'national/1.01/evento_v1.01.xsd',
   abrasf204: 'abrasf/nfse_v204.xsd',
+  abrasf202: 'abrasf/nfse_v202.xsd',
+  abrasf201Fiorilli: 'abrasf/nfse_v201-fiorilli.xsd',
 } as const;
 
 export type SchemaName = keyof typeof SCHEMA_FILES;

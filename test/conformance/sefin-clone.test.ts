@@ -15,7 +15,7 @@ import { invoiceBody } from '../support/onboarding.ts';
 import { type ConformanceEnvironment, describeConformance } from './suite.ts';
 
 /**
- * The Sefin-clone providers (SimplISS, RLZ, Infisc: src/engines/dps-provider/sefin-clone.ts) against their sandbox
+ * The Sefin-clone providers (SimplISS, RLZ, Infisc, Tiplan: src/engines/dps-provider/sefin-clone.ts) against their sandbox
  * (src/sandbox/sefin-clone/), each with a Simples Nacional provider (regime 3) in one of its non-adherent cities,
  * in homologation. The business rejection is Sefin's: a production DPS (tpAmb 1) sent to homologation, E0006.
  */
@@ -23,6 +23,7 @@ const CASES: { slug: SefinCloneSlug; codigoMunicipio: string }[] = [
   { slug: 'simpliss', codigoMunicipio: '3148103' }, // Patrocínio/MG
   { slug: 'rlz', codigoMunicipio: '3505500' }, // Barretos/SP
   { slug: 'infisc', codigoMunicipio: '4305108' }, // Caxias do Sul/RS
+  { slug: 'tiplan', codigoMunicipio: '3302403' }, // Macaé/RJ (its own paths: /api/adn/dps/recepcao|evento|chave-acesso)
 ];
 
 function normalized(profile: ProjectFiscalProfile): NormalizedInvoice {

@@ -200,15 +200,23 @@ export function describeConformance(target: ConformanceTarget): void {
         verificationCode: issued.verificationCode ?? null,
         ambiente: issued.ambiente,
       };
+      const municipal = {
+        codigoMunicipio: target.project.codigoMunicipio,
+        inscricaoMunicipal: target.project.inscricaoMunicipal,
+      };
       const cancelled = await engine.cancel(
-        { ...note, providerCnpj: target.project.cnpj },
+        { ...note, providerCnpj: target.project.cnpj, ...municipal },
         'Erro na emissão',
         connection,
       );
       expect(cancelled.kind, JSON.stringify(cancelled)).toBe('ok');
       const found = await engine.reconcileCancellation(note, connection);
       expect(found.kind === 'ok' && found.value !== null).toBe(true);
-      const again = await engine.cancel({ ...note, providerCnpj: target.project.cnpj }, 'Erro na emissão', connection);
+      const again = await engine.cancel(
+        { ...note, providerCnpj: target.project.cnpj, ...municipal },
+        'Erro na emissão',
+        connection,
+      );
       expect(again.kind).toBe('rejected');
       if (again.kind === 'rejected') {
         const codes = [again.errorCode, ...again.errors.map((e) => e.Codigo)];

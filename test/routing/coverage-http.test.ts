@@ -89,7 +89,7 @@ describe('GET /cobertura/cidades', () => {
     });
   });
 
-  it('Ariquemes: Fiorilli ABRASF 2.00 with credentials in the body, not implemented yet', async () => {
+  it('Ariquemes: Fiorilli ABRASF 2.00 with credentials in the body, implemented (abrasf-v2:fiorilli)', async () => {
     const res = await lookup('ARIQUEMES');
     expect(res.body.data).toHaveLength(1);
     expect(res.body.data[0]).toMatchObject({
@@ -100,7 +100,7 @@ describe('GET /cobertura/cidades', () => {
       routingId: 'abrasf-v2:fiorilli@2.00',
       provider: 'Fiorilli',
       layoutVersion: '2.00',
-      implemented: false,
+      implemented: true,
       engine: {
         projectFields: ['codigoMunicipio', 'inscricaoMunicipal'],
         credentials: ['certificate', 'municipalUser', 'municipalPassword'],

@@ -109,9 +109,15 @@ describe('the scripts', () => {
     const report = JSON.parse(run.stdout);
     expect(report.grand.municipalities).toBe(5571);
     expect(report.grand.population).toBe(211_755_692);
-    expect(report.total.implemented.municipalities).toBe(2151 + 225);
+    // the national environment (ACBr PadraoNacional + the adhesion list), then the municipal engines implemented
+    expect(report.byFamily.national.implemented.municipalities).toBe(2151 + 225);
+    const municipal = report.byFamily['dps-provider'].implemented.municipalities;
+    expect(municipal).toBeGreaterThanOrEqual(508); // Betha 229, Pronim 159, ABase 34, … (README, "Routing and coverage")
+    expect(report.total.implemented.municipalities).toBe(
+      2376 + municipal + (report.byFamily['abrasf-v2']?.implemented.municipalities ?? 0),
+    );
     expect(report.total.nationalOnly.municipalities).toBe(669);
-    expect(report.total.mapped.municipalities).toBe(5571 - 2376 - 669);
+    expect(report.total.implemented.municipalities + report.total.mapped.municipalities).toBe(5571 - 669);
     expect(report.byFamily['sao-paulo'].mapped).toEqual({ municipalities: 1, population: 12_325_232 });
   });
 });

@@ -1,4 +1,5 @@
 import type { FamilyDefinition } from '../kit/family.ts';
+import { fiorilliDefinition } from './fiorilli.ts';
 import { bethaFamily } from './betha.ts';
 import { cittaFamily } from './citta.ts';
 import { pronimFamily } from './pronim.ts';
@@ -7,7 +8,7 @@ import { modernizacaoPublicaDefinition } from './modernizacao-publica.ts';
 import { silTecnologiaFamily } from './sil-tecnologia.ts';
 import { digifredFamily } from './digifred.ts';
 import { coplanFamily } from './coplan.ts';
-import { infiscDefinition, rlzDefinition, simplissDefinition } from './sefin-clone.ts';
+import { infiscDefinition, rlzDefinition, simplissDefinition, tiplanDefinition } from './sefin-clone.ts';
 
 /**
  * The providers that take the national DPS 1.01 over their own transport (family `dps-provider`, ACBr "API
@@ -17,6 +18,8 @@ import { infiscDefinition, rlzDefinition, simplissDefinition } from './sefin-clo
  */
 export const DPS_PROVIDER_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
   // providers: one line each
+  'dps-provider:tiplan': tiplanDefinition,
+  'dps-provider:fiorilli': fiorilliDefinition,
   'dps-provider:coplan': coplanFamily,
   'dps-provider:digifred': digifredFamily,
   'dps-provider:betha': bethaFamily,

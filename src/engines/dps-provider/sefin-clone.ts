@@ -1,8 +1,10 @@
 import { UnknownEndpointError } from '../kit/family.ts';
-import type { FamilyDefinition, Operation, OperationRequest, SendContext } from '../kit/family.ts';
+import { transportFailure } from '../kit/engine.ts';
+import type { Endpoints, FamilyDefinition, Operation, OperationRequest, SendContext } from '../kit/family.ts';
 import type { HttpResponse } from '../kit/http-client.ts';
 import { nationalFamily } from '../national/family.ts';
-import type { Outcome } from '../types.ts';
+import { classifyFailure, parseIssueResponse } from '../national/responses.ts';
+import type { IssuedDocument, Outcome } from '../types.ts';
 
 /**
  * The municipal clones of Sefin Nacional's REST API (briefs/providers-own.md §4, ACBr `…APIPropria` providers that
@@ -39,9 +41,26 @@ import type { Outcome } from '../types.ts';
  *   national there).
  * - DANFSe: rendered locally from the returned NFS-e, as for the national environment (Infisc also serves
  *   GET /nfse/pdf/{chave}, not used).
- * - Tiplan (brief: REST endpoints `/api/adn/dps/recepcao|evento|chave-acesso`) is not built here: it has no
- *   documented way to read a cancellation back (ConsultarEvento is national in its .ini), which the engine needs
- *   before it believes an "already cancelled" refusal.
+ *
+ * Tiplan (`tiplanDefinition` below) is the same API at its own paths, as ACBr's TiplanAPIPropria sends it (over
+ * the PadraoNacional provider; the registry's Macaé and Americana entries):
+ *
+ *   POST <Recepcionar> {"dpsXmlGZipB64"}                       (…/api/adn/dps/recepcao, no path appended)
+ *   POST <EnviarEvento> {"pedidoRegistroEventoXmlGZipB64"}      (…/api/adn/dps/evento, no key in the path)
+ *   GET  <ConsultarNFSeRps>/{nDPS}                             (…/api/adn/dps/chave-acesso/{nDPS}: the key)
+ *
+ * and its .ini sends ConsultarNFSePorChave and ConsultarEvento to Sefin Nacional (`ServicosPadraoNacional`):
+ * `nationalOperations` query (its second step, GET /nfse/{chave}) and queryCancellation. Tiplan answers Sefin's
+ * JSON; its framework errors are `{"Message": …}` (ACBr rewrites any such body as an `erros` E9999).
+ * Conservative readings (the sandbox accepts only these):
+ * - the three URLs share one base: the registry's `Recepcionar` without its final `/recepcao` (both cities that have
+ *   REST addresses list exactly `<base>/recepcao|evento|chave-acesso`); a `Recepcionar` that is a SOAP service
+ *   (Itaguaí, Mangaratiba, Piraí: ABRASF `WSNacional/nfse.asmx`) is refused with ENGINE_ENDPOINT_UNKNOWN;
+ * - the key lookup is by the DPS number alone (as ACBr sends it): the engine believes the key only when the NFS-e
+ *   it names (read at Sefin Nacional) carries our DPS Id; another DPS's note is an unknown outcome, never ours;
+ *   a 404 is "none";
+ * - a `{"Message": …}` 4xx on a write is a refusal before processing (rejected E9999, as ACBr reads it); a
+ *   `{"Message": …}` 5xx stays transient, and a non-JSON 4xx is unknown (as for SimplISS).
  */
 
 export type SefinCloneProvider = 'SimplISS' | 'RLZ' | 'Infisc';
@@ -51,7 +70,7 @@ const national = nationalFamily.operations;
 /** SOAP services (ABRASF `.svc`/`.asmx`, WSDL addresses) left in the registry as a city's `Recepcionar`. */
 const SOAP_SERVICE = /\.(svc|asmx)(\/|$|\?)|\?wsdl$|\/nfseservice\b/i;
 
-function guardEndpoint(provider: SefinCloneProvider, context: SendContext): void {
+function guardEndpoint(provider: string, context: SendContext): void {
   const url = context.endpoints.url('emit', context.ambiente, context.municipality);
   if (SOAP_SERVICE.test(url)) {
     throw new UnknownEndpointError(
@@ -147,3 +166,107 @@ export function sefinCloneDefinition(provider: SefinCloneProvider): FamilyDefini
 export const simplissDefinition = sefinCloneDefinition('SimplISS');
 export const rlzDefinition = sefinCloneDefinition('RLZ');
 export const infiscDefinition = sefinCloneDefinition('Infisc');
+
+/** Tiplan's base (…/api/adn/dps): the city's `Recepcionar` without `/recepcao`; a SOAP service is refused. */
+function tiplanBase(context: SendContext): string {
+  guardEndpoint('Tiplan', context);
+  return context.endpoints.url('emit', context.ambiente, context.municipality).replace(/\/recepcao\/?$/i, '');
+}
+
+/** The context of an operation Tiplan's cities send to Sefin Nacional (`nationalOperations`: live, Sefin's URL). */
+function tiplanNationalContext(context: SendContext, operation: 'query' | 'queryCancellation'): SendContext {
+  const endpoints: Endpoints = {
+    url: (_op, ambiente, municipality) => context.endpoints.url(operation, ambiente, municipality),
+  };
+  return { ...context, endpoints };
+}
+
+const ACCEPT_JSON = { accept: 'application/json' };
+
+function chaveOf(text: string): string | null {
+  try {
+    const body = JSON.parse(text) as Record<string, unknown>;
+    const chave = String(body.chaveAcesso ?? body.ChaveAcesso ?? '');
+    return /^\d{50}$/.test(chave) ? chave : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Tiplan (engine key `dps-provider:tiplan`): the national operations at Tiplan's own paths (see the top). */
+function buildTiplanDefinition(): FamilyDefinition {
+  const cancel = national.cancel;
+  const queryCancellation = national.queryCancellation;
+  const emit = national.emit;
+  if (!cancel || !queryCancellation || !('request' in emit) || !('request' in cancel.operation)) {
+    throw new Error('the national family changed its operations');
+  }
+  const cancelOperation = cancel.operation;
+  return {
+    ...nationalFamily,
+    id: 'dps-provider',
+    provider: 'Tiplan',
+    layout: 'DPS 1.01 (Tiplan, Sefin-clone REST/JSON at /api/adn/dps)',
+    transport: 'rest-json',
+    auth: 'mtls',
+    nationalOperations: ['query', 'queryCancellation'],
+    operations: {
+      emit: {
+        request: (document, context) => ({
+          ...emit.request(document, context),
+          url: `${tiplanBase(context)}/recepcao`,
+        }),
+        parse: (answer, document, context) =>
+          readCloneQuirks('Tiplan', answer) ?? emit.parse(answer, document, context),
+      },
+      query: {
+        async exchange(document, context, send): Promise<Outcome<IssuedDocument | null>> {
+          const nDPS = /<nDPS>0*(\d+)<\/nDPS>/.exec(document.xml)?.[1];
+          if (!nDPS) throw new Error('a DPS without nDPS');
+          const url = `${tiplanBase(context)}/chave-acesso/${nDPS}`;
+          const found = await send({ method: 'GET', url, headers: ACCEPT_JSON });
+          if (found.kind !== 'response') return transportFailure(found);
+          if (found.status === 404) return { kind: 'ok', value: null };
+          if (found.status !== 200) return classifyFailure(found);
+          const chave = chaveOf(found.body);
+          if (!chave) return { kind: 'transient', reason: 'Tiplan chave-acesso answered without a key' };
+          const sefin = tiplanNationalContext(context, 'query');
+          const base = sefin.endpoints.url('query', context.ambiente, context.municipality);
+          const nfse = await send({ method: 'GET', url: `${base}/nfse/${chave}`, headers: ACCEPT_JSON });
+          const outcome = parseIssueResponse(nfse, context.ambiente);
+          if (outcome.kind === 'rejected') return { kind: 'transient', reason: `GET /nfse: ${outcome.errorCode}` };
+          if (outcome.kind !== 'ok') return outcome;
+          if (!outcome.value.xml.includes(`Id="${document.id}"`)) {
+            return {
+              kind: 'unknown',
+              reason: `Tiplan's key for DPS number ${nDPS} (${chave}) is the note of another DPS than ${document.id}`,
+            };
+          }
+          return outcome;
+        },
+      },
+      cancel: {
+        message: cancel.message,
+        operation: {
+          request: (input, context) => ({
+            ...cancelOperation.request(input, context),
+            url: `${tiplanBase(context)}/evento`,
+          }),
+          parse: (answer, input, context) =>
+            readCloneQuirks('Tiplan', answer) ?? cancelOperation.parse(answer, input, context),
+        },
+      },
+      queryCancellation: {
+        async exchange(issued, context, send) {
+          const sefin = tiplanNationalContext(context, 'queryCancellation');
+          if ('exchange' in queryCancellation) return queryCancellation.exchange(issued, sefin, send);
+          const answer = await send(queryCancellation.request(issued, sefin));
+          if (answer.kind !== 'response') return transportFailure(answer);
+          return queryCancellation.parse(answer, issued, sefin);
+        },
+      },
+    },
+  };
+}
+
+export const tiplanDefinition = buildTiplanDefinition();

@@ -97,6 +97,7 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
       ambiente: connection.ambiente,
       municipality: connection.municipality ?? null,
       certificate: connection.certificate,
+      ...(national ? {} : { credentials: connection.credentials ?? {} }),
     };
     const credentials = connection.credentials ?? {};
     const send = (request: OperationRequest): Promise<HttpAnswer> => {

@@ -13,6 +13,7 @@ import type {
   PreparedDocument,
   PrepareInput,
 } from '../types.ts';
+import type { ProjectCredentials } from './auth.ts';
 import type { HttpAnswer, HttpResponse } from './http-client.ts';
 
 /**
@@ -54,6 +55,8 @@ export interface SendContext {
   municipality: string | null;
   /** the project's certificate (signing, and the TLS handshake when the family's auth is `mtls`) */
   certificate: A1Certificate;
+  /** the project's engine credentials, for families whose auth is `body-credentials` (written into the message) */
+  credentials?: ProjectCredentials;
 }
 
 /** One HTTP request of an operation, before auth is applied (kit/auth.ts adds headers or the TLS certificate). */
@@ -109,7 +112,12 @@ export interface SignedMessage<In> {
 }
 
 export interface CancelInput {
-  issued: IssuedReference & { providerCnpj: string };
+  /** `codigoMunicipio` / `inscricaoMunicipal`: the project's, for layouts that identify the note by them (ABRASF) */
+  issued: IssuedReference & {
+    providerCnpj: string;
+    codigoMunicipio?: string | null;
+    inscricaoMunicipal?: string | null;
+  };
   reason: string | null;
 }
 

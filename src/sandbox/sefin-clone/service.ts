@@ -4,6 +4,7 @@ import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server
 import { EVERYONE_REGISTERED } from '../sefin/dps.ts';
 import { createSefinService } from '../sefin/service.ts';
 import { SefinStore } from '../sefin/store.ts';
+import { tiplanService } from './tiplan.ts';
 
 /**
  * The municipal clones of Sefin Nacional's REST API (briefs/providers-own.md §4): SimplISS, RLZ and Infisc serve
@@ -17,15 +18,19 @@ import { SefinStore } from '../sefin/store.ts';
  * emitter's certificate, the request is Sefin's JSON. The provider's quirk:
  * - SimplISS answers a POST /nfse whose body is not a JSON object with a plain-text 400 (the body ACBr wraps as
  *   E9999), instead of Sefin's E1225 JSON.
+ * - Tiplan serves Sefin's rules at its own paths (`/recepcao`, `/evento`, `/chave-acesso/{nDPS}`) with
+ *   `{"Message": …}` framework errors, and the national read routes for its cities' notes (./tiplan.ts).
  */
 
-export type SefinCloneSlug = 'simpliss' | 'rlz' | 'infisc';
+export type SefinCloneSlug = 'simpliss' | 'rlz' | 'infisc' | 'tiplan';
 
 interface CloneProfile {
   slug: SefinCloneSlug;
   name: string;
   /** rewrites a route's answer (the provider's quirks); null keeps Sefin's */
   quirk?: (req: SandboxRequest) => SandboxReply | null;
+  /** the provider's own paths and error bodies over Sefin's rules (Tiplan: ./tiplan.ts) */
+  reshape?: (sefin: SandboxService, store: SefinStore) => Partial<SandboxService>;
 }
 
 /** SimplISS's answer to a body it cannot bind (IIS / ASP.NET text, not JSON). */
@@ -42,6 +47,7 @@ const PROFILES: Record<SefinCloneSlug, CloneProfile> = {
   },
   rlz: { slug: 'rlz', name: 'RLZ' },
   infisc: { slug: 'infisc', name: 'Infisc' },
+  tiplan: { slug: 'tiplan', name: 'Tiplan', reshape: tiplanService },
 };
 
 /** One provider's clone as a kit service. */
@@ -63,12 +69,14 @@ export function createSefinCloneService(slug: SefinCloneSlug, deps: MunicipalSan
     requireNationalAdherence: false,
   });
   const quirk = profile.quirk;
+  const reshaped = profile.reshape?.(sefin, store) ?? {};
   return {
     ...sefin,
+    ...reshaped,
     family: `dps-provider-${slug}`,
     name: profile.name,
     mount: `/municipal/${slug}/:ambiente(producao|producaorestrita)`,
-    routes: sefin.routes.map((route) =>
+    routes: (reshaped.routes ?? sefin.routes).map((route) =>
       quirk ? { ...route, handler: (req: SandboxRequest) => quirk(req) ?? route.handler(req) } : route,
     ),
     admin: [
@@ -96,3 +104,4 @@ const sandboxOf = (slug: SefinCloneSlug): MunicipalSandbox => ({
 export const simplissSandbox = sandboxOf('simpliss');
 export const rlzSandbox = sandboxOf('rlz');
 export const infiscSandbox = sandboxOf('infisc');
+export const tiplanSandbox = sandboxOf('tiplan');

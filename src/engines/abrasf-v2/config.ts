@@ -1,0 +1,159 @@
+import type { SchemaName } from '../../xml/xsd.ts';
+import type { AuthKind } from '../routing/families.ts';
+import type { EngineCapabilities } from '../types.ts';
+
+/**
+ * The typed configuration of one ABRASF 2.0x provider: every dimension of briefs/providers-abrasf.md §12 as data.
+ * The generic base (define.ts) turns a configuration into a FamilyDefinition; a provider is a configuration plus,
+ * at most, a few small hooks. Nothing here is provider code.
+ */
+
+/** The logical operations of the official ABRASF 2.0x message set (§12.A). */
+export type AbrasfOperation =
+  | 'emitAsyncBatch'
+  | 'emitSyncBatch'
+  | 'emitSingle'
+  | 'queryBatch'
+  | 'queryByRps'
+  | 'queryRange'
+  | 'cancel'
+  | 'replace';
+
+export interface AbrasfMessage {
+  /** the official WSDL operation (RecepcionarLoteRps, …) */
+  soapOperation: string;
+  /** the root element of the request message */
+  requestRoot: string;
+  /** the root element(s) of the answer to look for */
+  responseRoots: readonly string[];
+}
+
+/** The official ABRASF 2.0x WSDL operations and message roots (nfse-v2_0x.wsdl, nfse_v20x.xsd). */
+export const ABRASF_MESSAGES: Record<AbrasfOperation, AbrasfMessage> = {
+  emitAsyncBatch: {
+    soapOperation: 'RecepcionarLoteRps',
+    requestRoot: 'EnviarLoteRpsEnvio',
+    responseRoots: ['EnviarLoteRpsResposta'],
+  },
+  emitSyncBatch: {
+    soapOperation: 'RecepcionarLoteRpsSincrono',
+    requestRoot: 'EnviarLoteRpsSincronoEnvio',
+    responseRoots: ['EnviarLoteRpsSincronoResposta'],
+  },
+  emitSingle: { soapOperation: 'GerarNfse', requestRoot: 'GerarNfseEnvio', responseRoots: ['GerarNfseResposta'] },
+  queryBatch: {
+    soapOperation: 'ConsultarLoteRps',
+    requestRoot: 'ConsultarLoteRpsEnvio',
+    responseRoots: ['ConsultarLoteRpsResposta'],
+  },
+  queryByRps: {
+    soapOperation: 'ConsultarNfsePorRps',
+    requestRoot: 'ConsultarNfseRpsEnvio',
+    responseRoots: ['ConsultarNfseRpsResposta'],
+  },
+  queryRange: {
+    soapOperation: 'ConsultarNfsePorFaixa',
+    requestRoot: 'ConsultarNfseFaixaEnvio',
+    responseRoots: ['ConsultarNfseFaixaResposta'],
+  },
+  cancel: { soapOperation: 'CancelarNfse', requestRoot: 'CancelarNfseEnvio', responseRoots: ['CancelarNfseResposta'] },
+  replace: {
+    soapOperation: 'SubstituirNfse',
+    requestRoot: 'SubstituirNfseEnvio',
+    responseRoots: ['SubstituirNfseResposta'],
+  },
+};
+
+/** A provider's row of the operations table: what differs from the official message (§12.A columns). */
+export interface OperationOverride {
+  supported?: boolean;
+  soapOperation?: string;
+  requestRoot?: string;
+  responseRoots?: readonly string[];
+  /** SOAPAction of this operation, instead of the provider's template */
+  soapAction?: string;
+}
+
+/**
+ * How the message travels in the SOAP body (§12.B.2):
+ * - `abrasfRequest`: `<Op>Request{nfseCabecMsg, nfseDadosMsg}` (official WSDL, WebISS, GISS);
+ * - `opParams`: `<Op>{nfseCabecMsg, nfseDadosMsg}` (ISSNet);
+ * - `doubleWrap`: `<Op><Op>Request{…}</Op>` (EL);
+ * - `inlineInOp`: `<op>` + the message inline (+ trailing credentials: Fiorilli; DSF);
+ * - `bareMessage`: the message is the body (EloTech, Tinus).
+ */
+export type BodyStyle = 'abrasfRequest' | 'opParams' | 'doubleWrap' | 'inlineInOp' | 'bareMessage';
+
+export interface AbrasfProviderConfig {
+  /** the ACBr provider name (engine key `abrasf-v2:<provider lower case>`) */
+  provider: string;
+  /** the layout version written in `versao` / `versaoDados` */
+  version: '2.00' | '2.01' | '2.02' | '2.03' | '2.04';
+  /** the provider XSD every message is validated against (schemas/abrasf/) */
+  schema: SchemaName;
+  /** where the facts of this configuration come from */
+  sources: string;
+  soap: {
+    version: '1.1' | '1.2';
+    /** the namespace of the operation (wrapper) element */
+    namespace: string;
+    /** operation element names: `pascal` as the official WSDL (GerarNfse), `camel` (Fiorilli's gerarNfse) */
+    operationCase: 'pascal' | 'camel';
+    /** SOAPAction template; `{op}` is the operation element name (after `operationCase`) */
+    soapAction: string;
+  };
+  body: {
+    style: BodyStyle;
+    /** how the string parameters carry their XML (`raw`: as child elements) */
+    encoding: 'escaped' | 'cdata' | 'raw';
+    /** the ABRASF `cabecalho` in nfseCabecMsg */
+    cabecalho: boolean;
+    /** trailing unqualified `<username>`/`<password>` in the operation element (Fiorilli) */
+    credentials: boolean;
+  };
+  /** the namespace of the ABRASF messages (null: none, DSF) */
+  dataNamespace: string | null;
+  auth: AuthKind;
+  presentsCertificate?: boolean;
+  signature: {
+    /** sign each RPS on InfDeclaracaoPrestacaoServico@Id (Signature inside Rps) */
+    rps: boolean;
+    /** sign LoteRps@Id (Signature last in EnviarLoteRps[Sincrono]Envio) */
+    lote: boolean;
+    /** sign InfPedidoCancelamento@Id (Signature inside Pedido) */
+    cancel: boolean;
+  };
+  formats: {
+    /** Aliquota as a percentage (2.00 = 2 %) or a fraction (0.02) */
+    aliquota: 'percentage' | 'fraction';
+    /** ItemListaServico `01.05`, `0105` or `1.05` */
+    itemListaServico: 'dotted' | 'digits' | 'unpadded';
+    /** what a line break of the description becomes in Discriminacao */
+    lineBreak: string;
+  };
+  /** how a single invoice is issued */
+  emission: 'emitSingle' | 'emitSyncBatch' | 'emitAsyncBatch';
+  limits: { rpsPerLote: number; queryPage: number };
+  /** CodigoCancelamento sent (taxpayers may use 1, 2 and 4; 3 and 5 are the prefeitura's, E213) */
+  cancellation: { defaultCode: '1' | '2' | '4' };
+  /** provider codes besides the official table's (errors.ts) */
+  codes?: { alreadyProcessed?: string[]; alreadyCancelled?: string[]; stillProcessing?: string[]; notFound?: string[] };
+  operations?: Partial<Record<AbrasfOperation, OperationOverride>>;
+  /**
+   * Rewrites of the registry's URL (live mode): e.g. Fiorilli's provider-level homologation URL is its national
+   * service (`IssWebWSNacional`), not the ABRASF one.
+   */
+  endpointRewrites?: readonly { from: string; to: string }[];
+  capabilities: Omit<EngineCapabilities, 'reconcile'>;
+  /** public note link template (%NumeroNFSe%, %CodVerif%, %Cnpj%), when the provider publishes one */
+  pdfLink?: string;
+}
+
+/** The message of a logical operation for a provider (official row + the provider's override). */
+export function messageOf(config: AbrasfProviderConfig, operation: AbrasfOperation): AbrasfMessage & OperationOverride {
+  return { ...ABRASF_MESSAGES[operation], ...config.operations?.[operation] };
+}
+
+export function isSupported(config: AbrasfProviderConfig, operation: AbrasfOperation): boolean {
+  return config.operations?.[operation]?.supported !== false;
+}

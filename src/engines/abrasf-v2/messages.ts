@@ -1,0 +1,249 @@
+import type { NormalizedAddress, NormalizedInvoice, NormalizedParty } from '../../domain/invoice-request.ts';
+import type { ProjectFiscalProfile } from '../../domain/project-profile.ts';
+import { formatDateTimeWithOffset } from '../../xml/datetime.ts';
+import { escapeXmlAttr, escapeXmlText } from '../../xml/escape.ts';
+import type { PrepareInput } from '../types.ts';
+import type { AbrasfProviderConfig } from './config.ts';
+
+/**
+ * The ABRASF 2.0x messages, written from the normalised invoice and the project in the element order of the
+ * official XSD (nfse_v201/v202/v204: tcInfDeclaracaoPrestacaoServico, tcDadosServico, tcValoresDeclaracaoServico,
+ * tcDadosTomador, tcLoteRps, the query and cancellation messages). Canonical text by construction (no empty
+ * elements, attributes in order), so the signer takes its fast path.
+ */
+
+const BRASILIA = -180;
+
+/** `<name>value</name>`, or nothing when the value is null/empty. */
+export function el(name: string, value: string | number | null | undefined): string {
+  if (value === null || value === undefined || value === '') return '';
+  return `<${name}>${escapeXmlText(String(value))}</${name}>`;
+}
+
+const group = (name: string, inner: string) => (inner ? `<${name}>${inner}</${name}>` : '');
+const money = (value: number) => value.toFixed(2);
+const cut = (value: string | null | undefined, max: number) => (value ? value.trim().slice(0, max) : null);
+const digits = (value: string | null | undefined) => (value ?? '').replace(/\D/g, '');
+
+export function nsAttr(config: AbrasfProviderConfig): string {
+  return config.dataNamespace ? ` xmlns="${config.dataNamespace}"` : '';
+}
+
+export function cpfCnpj(id: string): string {
+  const clean = digits(id);
+  return `<CpfCnpj>${clean.length === 11 ? el('Cpf', clean) : el('Cnpj', clean)}</CpfCnpj>`;
+}
+
+/** tcIdentificacaoPrestador. */
+export function prestador(cnpj: string, inscricaoMunicipal: string | null | undefined): string {
+  return `${cpfCnpj(cnpj)}${el('InscricaoMunicipal', cut(inscricaoMunicipal, 15))}`;
+}
+
+export function itemListaServico(subitem: string, format: AbrasfProviderConfig['formats']['itemListaServico']) {
+  const [item = '', sub = ''] = subitem.split('.');
+  const padded = `${item.padStart(2, '0')}.${sub.padStart(2, '0')}`;
+  if (format === 'digits') return padded.replace('.', '');
+  if (format === 'unpadded') return `${Number(item)}.${sub.padStart(2, '0')}`;
+  return padded;
+}
+
+/** ExigibilidadeISS from the national tribISSQN: taxable 1, immunity 5, export 4, no incidence 2. */
+const EXIGIBILIDADE: Record<1 | 2 | 3 | 4, string> = { 1: '1', 2: '5', 3: '4', 4: '2' };
+
+function aliquotaOf(config: AbrasfProviderConfig, percent: number): string {
+  return config.formats.aliquota === 'fraction' ? (percent / 100).toFixed(4) : percent.toFixed(2);
+}
+
+function endereco(address: NormalizedAddress | null): string {
+  if (!address?.nacional) return '';
+  return group(
+    'Endereco',
+    el('Endereco', cut(address.logradouro, 125)) +
+      el('Numero', cut(address.numero, 10)) +
+      el('Complemento', cut(address.complemento, 60)) +
+      el('Bairro', cut(address.bairro, 60)) +
+      el('CodigoMunicipio', address.codigoMunicipio) +
+      el('Uf', address.uf) +
+      el('Cep', digits(address.cep).slice(0, 8) || null),
+  );
+}
+
+function tomador(party: NormalizedParty): string {
+  const id = party.id.kind === 'cnpj' ? party.id.cnpj : party.id.kind === 'cpf' ? party.id.cpf : null;
+  const identificacao = group(
+    'IdentificacaoTomador',
+    (id ? cpfCnpj(id) : '') + el('InscricaoMunicipal', cut(party.inscricaoMunicipal, 15)),
+  );
+  const contato = group('Contato', el('Telefone', cut(digits(party.telefone), 20)) + el('Email', cut(party.email, 80)));
+  return group('Tomador', identificacao + el('RazaoSocial', cut(party.nome, 150)) + endereco(party.endereco) + contato);
+}
+
+function valores(config: AbrasfProviderConfig, invoice: NormalizedInvoice): string {
+  const { iss, federal, total } = invoice;
+  const pis = federal?.pisCofins?.tipoRetencao === 1 ? federal.pisCofins : null;
+  const taxable = iss.tribISSQN === 1 && iss.aliquota > 0;
+  const valorIss = taxable ? Math.round(total * iss.aliquota) / 100 : null;
+  const positive = (value: number | null | undefined) => (value && value > 0 ? money(value) : null);
+  return (
+    el('ValorServicos', money(total)) +
+    el('ValorPis', positive(pis?.valorPis)) +
+    el('ValorCofins', positive(pis?.valorCofins)) +
+    el('ValorInss', positive(federal?.retencaoCp)) +
+    el('ValorIr', positive(federal?.retencaoIrrf)) +
+    el('ValorCsll', positive(federal?.retencaoCsll)) +
+    el('ValorIss', valorIss === null ? null : money(valorIss)) +
+    el('Aliquota', taxable ? aliquotaOf(config, iss.aliquota) : null)
+  );
+}
+
+function servico(config: AbrasfProviderConfig, project: ProjectFiscalProfile, invoice: NormalizedInvoice): string {
+  const { servico: s, iss } = invoice;
+  const local = s.localPrestacao.kind === 'municipio' ? s.localPrestacao.codigoMunicipio : project.codigoMunicipio;
+  const exigibilidade = EXIGIBILIDADE[iss.tribISSQN];
+  const cnae = digits(s.cnae ?? project.cnae).slice(0, 7);
+  const discriminacao = s.descricao.replace(/\r?\n/g, config.formats.lineBreak).slice(0, 2000);
+  return (
+    `<Servico><Valores>${valores(config, invoice)}</Valores>` +
+    el('IssRetido', iss.retido ? '1' : '2') +
+    el('ResponsavelRetencao', iss.retido ? '1' : null) +
+    el('ItemListaServico', itemListaServico(s.subitem, config.formats.itemListaServico)) +
+    el('CodigoCnae', cnae.length === 7 ? cnae : null) +
+    el('CodigoTributacaoMunicipio', cut(s.codigoTributacaoMunicipal, 20)) +
+    el('Discriminacao', discriminacao) +
+    el('CodigoMunicipio', local) +
+    el('ExigibilidadeISS', exigibilidade) +
+    el('MunicipioIncidencia', exigibilidade === '1' ? s.municipioIncidencia : null) +
+    '</Servico>'
+  );
+}
+
+/** The RPS identification of a declaration (`IdentificacaoRps`). */
+export interface RpsIdentity {
+  numero: string;
+  serie: string;
+  tipo: string;
+}
+
+export function identificacaoRps(rps: RpsIdentity): string {
+  return `<IdentificacaoRps>${el('Numero', rps.numero)}${el('Serie', rps.serie)}${el('Tipo', rps.tipo)}</IdentificacaoRps>`;
+}
+
+/**
+ * The RPS (tcDeclaracaoPrestacaoServico) in the data namespace, declared on the Rps itself (MAN-2.01 §3.2.3:
+ * "declaring the namespace in each RPS"), unsigned: the kit signs InfDeclaracaoPrestacaoServico@Id.
+ */
+export function buildRps(config: AbrasfProviderConfig, input: PrepareInput): { id: string; xml: string } {
+  const { project, invoice } = input;
+  const rps: RpsIdentity = { numero: String(input.number), serie: input.serie.trim(), tipo: '1' };
+  const id = `RPS${digits(project.cnpj)}S${rps.serie}N${rps.numero}`;
+  const emissao = formatDateTimeWithOffset(input.issuedAt, BRASILIA).slice(0, 10);
+  const xml =
+    `<Rps${nsAttr(config)}><InfDeclaracaoPrestacaoServico Id="${escapeXmlAttr(id)}">` +
+    `<Rps>${identificacaoRps(rps)}${el('DataEmissao', emissao)}${el('Status', '1')}</Rps>` +
+    el('Competencia', `${invoice.competencia}-01`) +
+    servico(config, project, invoice) +
+    `<Prestador>${prestador(project.cnpj, project.inscricaoMunicipal)}</Prestador>` +
+    tomador(invoice.tomador) +
+    el('OptanteSimplesNacional', invoice.regime.simples ? '1' : '2') +
+    el('IncentivoFiscal', '2') +
+    '</InfDeclaracaoPrestacaoServico></Rps>';
+  return { id, xml };
+}
+
+/** The RPS message as the XSD sees it (GerarNfseEnvio is the one global element holding a bare Rps). */
+export function rpsSchemaView(config: AbrasfProviderConfig, signedRps: string): string {
+  return `<GerarNfseEnvio${nsAttr(config)}>${signedRps}</GerarNfseEnvio>`;
+}
+
+/** The identification and provider of a signed RPS (read back from its text: our own canonical output). */
+export function rpsFacts(rpsXml: string): RpsIdentity & { cnpj: string; inscricaoMunicipal: string | null } {
+  const ident = /<IdentificacaoRps><Numero>(\d+)<\/Numero><Serie>([^<]+)<\/Serie><Tipo>(\d)<\/Tipo>/.exec(rpsXml);
+  const prest =
+    /<Prestador><CpfCnpj><(?:Cnpj|Cpf)>(\d+)<\/(?:Cnpj|Cpf)><\/CpfCnpj>(?:<InscricaoMunicipal>([^<]+)<\/InscricaoMunicipal>)?/.exec(
+      rpsXml,
+    );
+  return {
+    numero: ident?.[1] ?? '',
+    serie: ident?.[2] ?? '',
+    tipo: ident?.[3] ?? '1',
+    cnpj: prest?.[1] ?? '',
+    inscricaoMunicipal: prest?.[2] ?? null,
+  };
+}
+
+/**
+ * A lote of one RPS (EnviarLoteRpsEnvio / EnviarLoteRpsSincronoEnvio). NumeroLote is the RPS number (numeric,
+ * no leading zeros: Fiorilli's rule), so a resend carries the same lote and the same bytes.
+ */
+export function buildLote(
+  config: AbrasfProviderConfig,
+  root: string,
+  signedRps: string,
+): { xml: string; loteId: string; numeroLote: string } {
+  const facts = rpsFacts(signedRps);
+  const numeroLote = String(Number(facts.numero));
+  const loteId = `LOTE${facts.cnpj}N${numeroLote}`;
+  const xml =
+    `<${root}${nsAttr(config)}><LoteRps Id="${loteId}" versao="${config.version}">` +
+    el('NumeroLote', numeroLote) +
+    cpfCnpj(facts.cnpj) +
+    el('InscricaoMunicipal', facts.inscricaoMunicipal) +
+    el('QuantidadeRps', '1') +
+    `<ListaRps>${signedRps}</ListaRps></LoteRps></${root}>`;
+  return { xml, loteId, numeroLote };
+}
+
+export function buildConsultarLote(config: AbrasfProviderConfig, root: string, rpsXml: string, protocolo: string) {
+  const facts = rpsFacts(rpsXml);
+  return (
+    `<${root}${nsAttr(config)}><Prestador>${prestador(facts.cnpj, facts.inscricaoMunicipal)}</Prestador>` +
+    `${el('Protocolo', protocolo)}</${root}>`
+  );
+}
+
+export function buildConsultarPorRps(config: AbrasfProviderConfig, root: string, rpsXml: string) {
+  const facts = rpsFacts(rpsXml);
+  return (
+    `<${root}${nsAttr(config)}>${identificacaoRps(facts)}` +
+    `<Prestador>${prestador(facts.cnpj, facts.inscricaoMunicipal)}</Prestador></${root}>`
+  );
+}
+
+export function buildConsultarFaixa(config: AbrasfProviderConfig, root: string, cnpj: string, numero: string) {
+  return (
+    `<${root}${nsAttr(config)}><Prestador>${prestador(cnpj, null)}</Prestador>` +
+    `<Faixa>${el('NumeroNfseInicial', numero)}${el('NumeroNfseFinal', numero)}</Faixa>${el('Pagina', '1')}</${root}>`
+  );
+}
+
+/** CodigoCancelamento from the reason: 2 "serviço não prestado", 4 "duplicidade", else the provider default. */
+export function cancellationCode(config: AbrasfProviderConfig, reason: string | null): string {
+  const text = (reason ?? '')
+    .normalize('NFD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase();
+  if (/nao (foi )?prestado/.test(text)) return '2';
+  if (/duplicidade|duplicad/.test(text)) return '4';
+  return config.cancellation.defaultCode;
+}
+
+export function buildCancelamento(
+  config: AbrasfProviderConfig,
+  root: string,
+  note: { numero: string; cnpj: string; inscricaoMunicipal: string | null; codigoMunicipio: string; code: string },
+): { id: string; xml: string } {
+  const id = `CANC${digits(note.cnpj)}N${note.numero}`;
+  const xml =
+    `<${root}${nsAttr(config)}><Pedido><InfPedidoCancelamento Id="${id}"><IdentificacaoNfse>` +
+    el('Numero', note.numero) +
+    cpfCnpj(note.cnpj) +
+    el('InscricaoMunicipal', note.inscricaoMunicipal) +
+    el('CodigoMunicipio', note.codigoMunicipio) +
+    `</IdentificacaoNfse>${el('CodigoCancelamento', note.code)}</InfPedidoCancelamento></Pedido></${root}>`;
+  return { id, xml };
+}
+
+/** The ABRASF header message (nfseCabecMsg). */
+export function cabecalho(config: AbrasfProviderConfig): string {
+  return `<cabecalho versao="${config.version}"${nsAttr(config)}>${el('versaoDados', config.version)}</cabecalho>`;
+}

@@ -1,0 +1,222 @@
+import { escapeXmlText } from '../../xml/escape.ts';
+import { child, childElements, findDescendant, outerXml, parseXml, text } from '../../xml/read.ts';
+import { MissingCredentialError } from '../kit/auth.ts';
+import { transportFailure } from '../kit/engine.ts';
+import type { OperationName, OperationRequest, SendContext } from '../kit/family.ts';
+import type { HttpAnswer } from '../kit/http-client.ts';
+import { readSoapAnswer, SOAP_NAMESPACES, type SoapPart, soapEnvelope } from '../kit/soap.ts';
+import type { GovernmentError, Outcome } from '../types.ts';
+import { type AbrasfOperation, type AbrasfProviderConfig, messageOf } from './config.ts';
+import { classifyCode } from './errors.ts';
+import { cabecalho } from './messages.ts';
+
+/**
+ * The SOAP idioms of the ABRASF 2.0x providers (§12.B.2–3) from the configuration, and the one reader of their
+ * answers: the answer message is found wherever the idiom puts it (`outputXML` string, `<Op>Result`, inline, or the
+ * body itself), and its message lists become the outcome's errors.
+ */
+
+function operationElement(config: AbrasfProviderConfig, soapOperation: string): string {
+  return config.soap.operationCase === 'camel'
+    ? soapOperation.charAt(0).toLowerCase() + soapOperation.slice(1)
+    : soapOperation;
+}
+
+function credentialsOf(context: SendContext): { username: string; password: string } {
+  const credentials = context.credentials ?? {};
+  const username = credentials.municipalUser ?? credentials.basicAuthUsuario;
+  const password = credentials.municipalPassword ?? credentials.basicAuthSenha;
+  if (!username) throw new MissingCredentialError('municipalUser');
+  if (!password) throw new MissingCredentialError('municipalPassword');
+  return { username, password };
+}
+
+function encoded(value: string, encoding: AbrasfProviderConfig['body']['encoding']): string {
+  if (encoding === 'raw') return value;
+  if (encoding === 'cdata') return `<![CDATA[${value.replaceAll(']]>', ']]]]><![CDATA[>')}]]>`;
+  return escapeXmlText(value);
+}
+
+/** The registry's URL of the operation, after the provider's rewrites. */
+export function urlOf(config: AbrasfProviderConfig, context: SendContext, kitOperation: OperationName): string {
+  let url = context.endpoints.url(kitOperation, context.ambiente, context.municipality);
+  for (const rewrite of config.endpointRewrites ?? []) url = url.replace(rewrite.from, rewrite.to);
+  return url;
+}
+
+/** One ABRASF operation as a SOAP request, in the provider's idiom. */
+export function abrasfRequest(
+  config: AbrasfProviderConfig,
+  operation: AbrasfOperation,
+  message: string,
+  context: SendContext,
+  kitOperation: OperationName,
+): OperationRequest {
+  const row = messageOf(config, operation);
+  const op = operationElement(config, row.soapOperation);
+  const soapAction = row.soapAction ?? config.soap.soapAction.replace('{op}', op);
+  const url = urlOf(config, context, kitOperation);
+  const { style, encoding } = config.body;
+  const stringParts = (): SoapPart[] => [
+    ...(config.body.cabecalho
+      ? [{ name: 'nfseCabecMsg', value: cabecalho(config), encoding: 'xml' as const, qualified: false }]
+      : []),
+    { name: 'nfseDadosMsg', value: message, encoding: 'xml', qualified: false },
+  ];
+  const withEncoding = (parts: SoapPart[]): SoapPart[] =>
+    parts.map((p) => ({ ...p, encoding: encoding === 'raw' ? 'xml' : encoding }));
+  let parts: SoapPart[];
+  let element = op;
+  if (style === 'bareMessage') {
+    const env = SOAP_NAMESPACES[config.soap.version];
+    const { headers } = soapEnvelope({
+      version: config.soap.version,
+      namespace: '',
+      operation: op,
+      parts: [],
+      soapAction,
+    });
+    const body = `<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="${env}"><soap:Body>${message}</soap:Body></soap:Envelope>`;
+    return { method: 'POST', url, headers, body };
+  }
+  if (style === 'abrasfRequest' || style === 'opParams') {
+    element = style === 'abrasfRequest' ? `${op}Request` : op;
+    parts = withEncoding(stringParts());
+  } else if (style === 'doubleWrap') {
+    const inner = stringParts()
+      .map((p) => `<${p.name}>${encoded(p.value, encoding)}</${p.name}>`)
+      .join('');
+    parts = [
+      {
+        name: `${op}Request`,
+        value: `<ns:${op}Request>${inner}</ns:${op}Request>`,
+        encoding: 'xml',
+        qualified: false,
+        bare: true,
+      },
+    ];
+  } else {
+    parts = [{ name: row.requestRoot, value: message, encoding: 'xml', qualified: false, bare: true }];
+  }
+  if (config.body.credentials) {
+    const { username, password } = credentialsOf(context);
+    parts.push(
+      { name: 'username', value: username, encoding: 'escaped', qualified: false },
+      { name: 'password', value: password, encoding: 'escaped', qualified: false },
+    );
+  }
+  const { body, headers } = soapEnvelope({
+    version: config.soap.version,
+    namespace: config.soap.namespace,
+    operation: element,
+    parts,
+    soapAction,
+  });
+  return { method: 'POST', url, headers, body };
+}
+
+export interface AbrasfAnswer {
+  /** the answer message (EnviarLoteRpsResposta, GerarNfseResposta, …) */
+  root: Element;
+  /** ListaMensagemRetorno and ListaMensagemRetornoLote (errors; alerts are not errors) */
+  errors: GovernmentError[];
+  httpStatus: number;
+}
+
+function messagesOf(root: Element): GovernmentError[] {
+  const out: GovernmentError[] = [];
+  const visit = (el: Element) => {
+    for (const c of childElements(el)) {
+      if (c.localName === 'ListaMensagemRetorno' || c.localName === 'ListaMensagemRetornoLote') {
+        for (const m of childElements(c).filter((e) => e.localName === 'MensagemRetorno')) {
+          const codigo = text(m, 'Codigo') ?? 'SEM_CODIGO';
+          out.push({ Codigo: codigo, Descricao: text(m, 'Mensagem') ?? codigo, Complemento: text(m, 'Correcao') });
+        }
+      } else if (c.localName !== 'ListaMensagemAlertaRetorno' && c.localName !== 'CompNfse') visit(c);
+    }
+  };
+  visit(root);
+  return out;
+}
+
+function findRoot(xml: string, roots: readonly string[]): Element | null {
+  const parsed = parseXml(xml.trim());
+  if (!parsed.ok) return null;
+  for (const name of roots) {
+    const found = findDescendant(parsed.root, name);
+    if (found) return found;
+  }
+  return null;
+}
+
+/**
+ * The answer message of an operation, or the outcome that replaces it: transport failures, HTTP 429/5xx and SOAP
+ * Server faults are transient (nothing processed); a SOAP Client fault is a rejection; an answer without the
+ * expected message is unknown.
+ */
+export function readAbrasfAnswer(answer: HttpAnswer, roots: readonly string[]): Outcome<never> | AbrasfAnswer {
+  if (answer.kind !== 'response') return transportFailure(answer);
+  const status = answer.status;
+  if (status === 429) return { kind: 'transient', reason: 'HTTP 429', httpStatus: status };
+  const soap = readSoapAnswer(answer.body);
+  if (soap.kind === 'fault') {
+    const client = /client|sender/i.test(soap.code);
+    if (!client && status >= 500)
+      return { kind: 'transient', reason: `${soap.code}: ${soap.reason}`, httpStatus: status };
+    const error = { Codigo: soap.code, Descricao: soap.reason || soap.code };
+    return {
+      kind: 'rejected',
+      errorCode: soap.code,
+      errorMessage: error.Descricao,
+      errors: [error],
+      httpStatus: status,
+    };
+  }
+  if (soap.kind === 'unreadable') {
+    if (status >= 500) return { kind: 'transient', reason: `HTTP ${status}`, httpStatus: status };
+    return { kind: 'unknown', reason: `unreadable ABRASF answer: ${soap.reason}` };
+  }
+  const root = (soap.result ? findRoot(soap.result, roots) : null) ?? findRoot(answer.body, roots);
+  if (!root) {
+    if (status >= 500) return { kind: 'transient', reason: `HTTP ${status}`, httpStatus: status };
+    return { kind: 'unknown', reason: `ABRASF answer without ${roots.join(' or ')}` };
+  }
+  return { root, errors: messagesOf(root), httpStatus: status };
+}
+
+export function rejectedBy(errors: GovernmentError[], httpStatus?: number): Outcome<never> {
+  const first = errors[0] ?? { Codigo: 'SEM_CODIGO', Descricao: 'refused without a message' };
+  return {
+    kind: 'rejected',
+    errorCode: first.Codigo,
+    errorMessage: first.Descricao,
+    errors,
+    ...(httpStatus ? { httpStatus } : {}),
+  };
+}
+
+/** Whether any error of the list has this classification (official table plus the provider's codes). */
+export function hasClass(
+  config: AbrasfProviderConfig,
+  errors: GovernmentError[],
+  kind: 'alreadyProcessed' | 'alreadyCancelled' | 'stillProcessing' | 'notFound' | 'protocolUnknown',
+): boolean {
+  return errors.some((e) => classifyCode(config, e.Codigo) === kind);
+}
+
+/** The CompNfse elements of an answer, each with its RPS identification. */
+export function compNfseOf(root: Element): { comp: Element; numero: string | null; serie: string | null }[] {
+  const out: { comp: Element; numero: string | null; serie: string | null }[] = [];
+  const visit = (el: Element) => {
+    for (const c of childElements(el)) {
+      if (c.localName === 'CompNfse') {
+        const ident = findDescendant(c, 'IdentificacaoRps');
+        out.push({ comp: c, numero: text(ident, 'Numero'), serie: text(ident, 'Serie') });
+      } else visit(c);
+    }
+  };
+  visit(root);
+  return out;
+}
+
+export { child, outerXml, text };

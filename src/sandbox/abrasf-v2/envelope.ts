@@ -1,0 +1,142 @@
+import type { SandboxReply } from '../kit/server.ts';
+import { child, childElements, escapeXml, parseDom } from '../kit/xml-dom.ts';
+import type { AbrasfSandboxProfile } from './profiles.ts';
+
+/**
+ * The SOAP side of the generic ABRASF sandbox: reads a request in any of the idioms real clients send (the message
+ * in `nfseDadosMsg` escaped, in CDATA or as raw elements, inside `<Op>Request`, `<Op>` or `<Op><Op>Request>`; the
+ * message inline in the operation element with trailing credentials; the message as the body) and writes answers
+ * in the provider's idiom. SOAP 1.1 and 1.2 are both accepted; the answer uses the request's version.
+ */
+
+export const SOAP11 = 'http://schemas.xmlsoap.org/soap/envelope/';
+export const SOAP12 = 'http://www.w3.org/2003/05/soap-envelope';
+
+/** The request message roots of the official operations (for bodies that are the message itself). */
+const ROOT_TO_OPERATION: Record<string, string> = {
+  EnviarLoteRpsEnvio: 'RecepcionarLoteRps',
+  EnviarLoteRpsSincronoEnvio: 'RecepcionarLoteRpsSincrono',
+  GerarNfseEnvio: 'GerarNfse',
+  CancelarNfseEnvio: 'CancelarNfse',
+  SubstituirNfseEnvio: 'SubstituirNfse',
+  ConsultarLoteRpsEnvio: 'ConsultarLoteRps',
+  ConsultarNfseRpsEnvio: 'ConsultarNfsePorRps',
+  ConsultarNfseFaixaEnvio: 'ConsultarNfsePorFaixa',
+  ConsultarNfseServicoPrestadoEnvio: 'ConsultarNfseServicoPrestado',
+  ConsultarNfseServicoTomadoEnvio: 'ConsultarNfseServicoTomado',
+};
+
+export interface ParsedCall {
+  /** the official operation name (GerarNfse, …) */
+  operation: string;
+  soapVersion: '1.1' | '1.2';
+  /** the ABRASF message as a standalone document (its own namespace declarations, no envelope context) */
+  message: string | null;
+  cabecalho: string | null;
+  username: string | null;
+  password: string | null;
+}
+
+/**
+ * The raw text of the first `<name …>…</name>` element (any prefix) of a text, byte for byte: the signed parts keep
+ * their exact bytes, and the envelope's namespace declarations (which inclusive C14N would otherwise pull in) are
+ * left behind, as a server extracting the message does.
+ */
+export function rawElement(text: string, name: string): string | null {
+  const open = new RegExp(`<(\\w+:)?${name}[\\s>/]`).exec(text);
+  if (!open) return null;
+  const closeTag = `</${open[1] ?? ''}${name}>`;
+  const end = text.lastIndexOf(closeTag);
+  return end < open.index ? null : text.slice(open.index, end + closeTag.length);
+}
+
+/** A string parameter's XML: raw child elements (their text), or the escaped / CDATA string (its value). */
+function stringParameter(body: string, param: Element | null): string | null {
+  if (!param) return null;
+  const inner = childElements(param)[0];
+  if (inner) return rawElement(body, inner.localName!);
+  const value = (param.textContent ?? '').trim();
+  return value || null;
+}
+
+export function parseCall(profile: AbrasfSandboxProfile, body: string): ParsedCall | { error: string } {
+  let root: Element | null;
+  try {
+    root = parseDom(body).documentElement;
+  } catch (err) {
+    return { error: `XML mal formado: ${(err as Error).message}` };
+  }
+  if (root?.localName !== 'Envelope') return { error: 'A requisição não é um envelope SOAP.' };
+  const soapVersion = root.namespaceURI === SOAP12 ? '1.2' : '1.1';
+  const first = childElements(child(root, 'Body') ?? root)[0];
+  if (!first) return { error: 'Corpo SOAP vazio.' };
+  const none = { cabecalho: null, username: null, password: null };
+  if (profile.request === 'bare' || ROOT_TO_OPERATION[first.localName!]) {
+    const operation = ROOT_TO_OPERATION[first.localName!];
+    if (!operation) return { error: `Mensagem desconhecida: ${first.localName}` };
+    return { operation, soapVersion, message: rawElement(body, first.localName!), ...none };
+  }
+  let wrapper = first;
+  const name = first.localName!.replace(/Request$/, '');
+  const doubled = child(first, `${name}Request`);
+  if (doubled) wrapper = doubled;
+  const operation = profile.operations.find((op) => op.toLowerCase() === name.toLowerCase());
+  if (!operation) return { error: `Operação desconhecida: ${first.localName}` };
+  const text = (n: string) => {
+    const value = child(wrapper, n)?.textContent?.trim();
+    return value ? value : null;
+  };
+  const dados = child(wrapper, 'nfseDadosMsg');
+  if (dados) {
+    return {
+      operation,
+      soapVersion,
+      message: stringParameter(body, dados),
+      cabecalho: stringParameter(body, child(wrapper, 'nfseCabecMsg')),
+      username: text('username'),
+      password: text('password'),
+    };
+  }
+  const inline = childElements(wrapper).find((e) => !['username', 'password', 'nfseCabecMsg'].includes(e.localName!));
+  return {
+    operation,
+    soapVersion,
+    message: inline ? rawElement(body, inline.localName!) : null,
+    cabecalho: null,
+    username: text('username'),
+    password: text('password'),
+  };
+}
+
+function envelope(status: number, version: '1.1' | '1.2', inner: string): SandboxReply {
+  const ns = version === '1.2' ? SOAP12 : SOAP11;
+  return {
+    status,
+    headers: { 'content-type': version === '1.2' ? 'application/soap+xml; charset=utf-8' : 'text/xml; charset=utf-8' },
+    body: `<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="${ns}"><soap:Body>${inner}</soap:Body></soap:Envelope>`,
+  };
+}
+
+export function soapFault(status: number, code: 'Client' | 'Server', text: string, version: '1.1' | '1.2' = '1.1') {
+  const inner =
+    version === '1.2'
+      ? `<soap:Fault><soap:Code><soap:Value>soap:${code === 'Client' ? 'Sender' : 'Receiver'}</soap:Value></soap:Code><soap:Reason><soap:Text xml:lang="pt-BR">${escapeXml(text)}</soap:Text></soap:Reason></soap:Fault>`
+      : `<soap:Fault><faultcode>soap:${code}</faultcode><faultstring>${escapeXml(text)}</faultstring></soap:Fault>`;
+  return envelope(status, version, inner);
+}
+
+/** The answer message in the provider's response idiom. */
+export function soapAnswer(profile: AbrasfSandboxProfile, call: ParsedCall, answerXml: string): SandboxReply {
+  const op =
+    profile.soap.operationCase === 'camel'
+      ? call.operation.charAt(0).toLowerCase() + call.operation.slice(1)
+      : call.operation;
+  const ns = profile.soap.namespace;
+  const inner =
+    profile.response === 'inline'
+      ? `<ns2:${op}Response xmlns:ns2="${ns}">${answerXml}</ns2:${op}Response>`
+      : profile.response === 'result'
+        ? `<${op}Response xmlns="${ns}"><${op}Result>${escapeXml(answerXml)}</${op}Result></${op}Response>`
+        : `<ns:${op}Response xmlns:ns="${ns}"><outputXML>${escapeXml(answerXml)}</outputXML></ns:${op}Response>`;
+  return envelope(200, call.soapVersion, inner);
+}

@@ -1,0 +1,128 @@
+import type { SchemaName } from '../../xml/xsd.ts';
+
+/**
+ * What the generic ABRASF 2.0x sandbox knows of a provider: official and published data only (WSDL operation names
+ * and namespaces, the SOAP idiom, the XSD, who signs what, how callers authenticate), never the engine's builders.
+ * Sources are the provider files in shared/reference/providers/ summarised in briefs/providers-abrasf.md.
+ */
+export interface AbrasfSandboxProfile {
+  provider: string;
+  /** engine key served (`abrasf-v2:<provider>`) */
+  engine: string;
+  /** path segment under /municipal/ */
+  slug: string;
+  /** exchange log directory (kebab-case) */
+  family: string;
+  version: string;
+  schema: SchemaName;
+  dataNamespace: string | null;
+  soap: {
+    /** the namespace of the operation elements (WSDL tns) */
+    namespace: string;
+    /** operation element names as in the WSDL: `pascal` (GerarNfse) or `camel` (gerarNfse) */
+    operationCase: 'pascal' | 'camel';
+  };
+  /**
+   * Where the request carries its message: `strings` (nfseCabecMsg/nfseDadosMsg, escaped, CDATA or raw elements,
+   * inside `<Op>Request`, `<Op>` or `<Op><Op>Request>`), `inline` (the message element inside the operation
+   * element), `bare` (the message is the body).
+   */
+  request: 'strings' | 'inline' | 'bare';
+  /** how the answer is written: `outputXML` string, `<Op>Result` string, or the message inline */
+  response: 'outputXML' | 'result' | 'inline';
+  /** official WSDL operations the provider serves */
+  operations: readonly string[];
+  signature: { rps: boolean; lote: boolean; cancel: boolean };
+  /** the TLS client certificate is required (E182 otherwise) */
+  clientCertificate: boolean;
+  /** `username`/`password` after the message (Fiorilli): checked against `knownCredentials`, else any non-empty */
+  bodyCredentials: boolean;
+  /** credentials the provider's homologation publishes (CNPJ → login) */
+  knownCredentials?: Readonly<Record<string, { username: string; password: string }>>;
+  /** NumeroNfseFinal is required in ConsultarNfsePorFaixa (Fiorilli) */
+  rangeNeedsEnd?: boolean;
+  /** at most this many NFS-e per query page, RPS per lote */
+  limits: { queryPage: number; rpsPerLote: number };
+}
+
+export const ABRASF_DATA_NS = 'http://www.abrasf.org.br/nfse.xsd';
+
+const ALL_OPERATIONS = [
+  'RecepcionarLoteRps',
+  'RecepcionarLoteRpsSincrono',
+  'GerarNfse',
+  'CancelarNfse',
+  'SubstituirNfse',
+  'ConsultarLoteRps',
+  'ConsultarNfsePorRps',
+  'ConsultarNfseServicoPrestado',
+  'ConsultarNfseServicoTomado',
+  'ConsultarNfsePorFaixa',
+] as const;
+
+/** Fiorilli IssWebWS (IssWebWS.wsdl; nfselib's nfse_v201 with mandatory signatures; vendor manual). */
+export const FIORILLI_PROFILE: AbrasfSandboxProfile = {
+  provider: 'Fiorilli',
+  engine: 'abrasf-v2:fiorilli',
+  slug: 'abrasf-fiorilli',
+  family: 'abrasf-v2-fiorilli',
+  version: '2.01',
+  schema: 'abrasf201Fiorilli',
+  dataNamespace: ABRASF_DATA_NS,
+  soap: { namespace: 'http://ws.issweb.fiorilli.com.br/', operationCase: 'camel' },
+  request: 'inline',
+  response: 'inline',
+  operations: ALL_OPERATIONS,
+  signature: { rps: true, lote: true, cancel: true },
+  clientCertificate: false,
+  bodyCredentials: true,
+  // the manual's public homologation taxpayer (CNPJ 01001001000113, password 123456)
+  knownCredentials: { '01001001000113': { username: '01001001000113', password: '123456' } },
+  rangeNeedsEnd: true,
+  limits: { queryPage: 50, rpsPerLote: 50 },
+};
+
+/** WebISS 2.02 (nfse.asmx-v202.wsdl: the official ABRASF shapes; nfse_v202.xsd). */
+export const WEBISS_PROFILE: AbrasfSandboxProfile = {
+  provider: 'WebISS',
+  engine: 'abrasf-v2:webiss',
+  slug: 'abrasf-webiss',
+  family: 'abrasf-v2-webiss',
+  version: '2.02',
+  schema: 'abrasf202',
+  dataNamespace: ABRASF_DATA_NS,
+  soap: { namespace: 'http://nfse.abrasf.org.br', operationCase: 'pascal' },
+  request: 'strings',
+  response: 'outputXML',
+  operations: ALL_OPERATIONS,
+  signature: { rps: true, lote: true, cancel: true },
+  clientCertificate: true,
+  bodyCredentials: false,
+  limits: { queryPage: 50, rpsPerLote: 50 },
+};
+
+/** The official messages of the ABRASF 2.0x error table the sandbox answers with (erros_e_alertas_2.03.csv). */
+export const OFFICIAL_MESSAGES: Record<string, string> = {
+  E2: 'Data de competência superior a de emissão do RPS.',
+  E4: 'Esse RPS não foi encontrado em nossa base de dados.',
+  E10: 'RPS já informado.',
+  E78: 'Número da NFS-e inexistente na base de dados para o prestador do serviço pesquisado.',
+  E79: 'NFS-e já está cancelada.',
+  E86: 'Número do protocolo de recebimento do lote inexistente na base de dados.',
+  E92: 'RPS ainda não convertido em NFS-e.',
+  E157: 'Usuário não tem autorização para solicitar o serviço.',
+  E160: 'Arquivo em desacordo com o XML Schema.',
+  E171: 'O usuário não tem autorização para assinar RPS para o prestador de serviço',
+  E172: 'Arquivo enviado com erro na assinatura.',
+  E174: 'RPS não assinado.',
+  E178: 'Lote aguardando processamento.',
+  E179: 'Erro na autenticação.',
+  E180: 'Pedido de Cancelamento não está assinado.',
+  E182: 'Requisição do serviço não acompanhada de autenticação por certificação digital.',
+  E183: 'A mensagem XML do cabeçalho do arquivo enviado está fora do padrão especificado.',
+  E212: 'NFS-e não encontrada.',
+  E213: 'Código de cancelamento informado de uso exclusivo da Prefeitura',
+  E214: 'Número de RPS no lote excede o permitido.',
+  E324: 'Assinatura do RPS inválida.',
+  E325: 'Assinatura do lote de RPS inválida.',
+};

@@ -1,0 +1,373 @@
+import { randomInt } from 'node:crypto';
+import { join } from 'node:path';
+import { validateXml } from '../../xml/xsd.ts';
+import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
+import { child, childElements, parseDom, textAt } from '../kit/xml-dom.ts';
+import type { MunicipalSandboxDependencies } from '../municipal.ts';
+import { brasiliaDateTime } from '../sefin/time.ts';
+import { type ParsedCall, parseCall, soapAnswer, soapFault } from './envelope.ts';
+import type { AbrasfSandboxProfile } from './profiles.ts';
+import {
+  checkRpsSignature,
+  composeNfse,
+  cpfCnpjOf,
+  digitsOf,
+  hasSignature,
+  listaMensagens,
+  type Mensagem,
+  official,
+  type RpsData,
+  readRps,
+  rootOf,
+  serialize,
+  verificationCode,
+  verifySigned,
+} from './rules.ts';
+import { type Ambiente, AbrasfStore, type IssuedNfse } from './store.ts';
+
+/**
+ * The generic ABRASF 2.0x sandbox, driven by a provider profile (profiles.ts): it accepts the provider's SOAP idiom
+ * and the encodings real clients send, validates every message against the provider's XSD (E160), checks the
+ * credentials (body username/password, or the TLS client certificate: E179 / E182), verifies the signatures the
+ * provider requires with the kit's verifier (E174/E324 RPS, E172/E325 lote, E180/E172 cancellation; E171 when the
+ * signer is not the prestador), and answers in the ABRASF shapes:
+ * - GerarNfse / RecepcionarLoteRpsSincrono: the NFS-e (CompNfse: Numero, CodigoVerificacao, the signed declaration,
+ *   signed by the sandbox) or the messages (E10 for an RPS already received);
+ * - RecepcionarLoteRps: NumeroLote, DataRecebimento, Protocolo; the lote is processed once `holdMs` has passed;
+ *   ConsultarLoteRps answers Situacao 2 with E178 until then, then 4 with the NFS-e or 3 with the lote's messages
+ *   (E2: competência after the RPS date; E10), and Situacao 1 with E86 for an unknown protocol;
+ * - ConsultarNfsePorRps (E92 while its lote waits, E4 unknown), ConsultarNfsePorFaixa (E212 none; at most
+ *   `limits.queryPage`), CancelarNfse (E78 unknown, E79 already cancelled, E213 codes 3 and 5).
+ * SubstituirNfse and the Prestado/Tomado queries answer a SOAP Client fault (not simulated yet).
+ */
+export interface AbrasfSandboxOptions extends MunicipalSandboxDependencies {
+  /** how long an asynchronous lote waits before it is processed (default 1 s) */
+  holdMs?: number;
+}
+
+interface Lote {
+  protocolo: string;
+  env: Ambiente;
+  numeroLote: string;
+  prestador: string;
+  receivedAt: Date;
+  status: 'waiting' | 'done' | 'error';
+  rps: RpsData[];
+  razaoSocial: string;
+  issued: IssuedNfse[];
+  mensagens: Mensagem[];
+}
+
+export function createAbrasfService(profile: AbrasfSandboxProfile, options: AbrasfSandboxOptions): SandboxService {
+  const { now, logger, signer } = options;
+  const holdMs = options.holdMs ?? 1_000;
+  const store = new AbrasfStore(options.dataDir ? join(options.dataDir, profile.family, 'store.jsonl') : null, (m) =>
+    logger.warn(m),
+  );
+  const lotes = new Map<string, Lote>();
+  const ns = profile.dataNamespace ? ` xmlns="${profile.dataNamespace}"` : '';
+  const message = (root: string, inner: string) => `<${root}${ns}>${inner}</${root}>`;
+  const compNfse = (n: IssuedNfse) =>
+    `<CompNfse${ns}>${n.nfseXml}${n.cancelamento ? n.cancelamento.xml : ''}</CompNfse>`;
+
+  function waitingLoteOf(env: Ambiente, prestador: string, ident: RpsData['ident']): Lote | undefined {
+    return [...lotes.values()].find(
+      (l) =>
+        l.env === env &&
+        l.status === 'waiting' &&
+        l.prestador === prestador &&
+        l.rps.some(
+          (r) => r.ident.numero === ident.numero && r.ident.serie === ident.serie && r.ident.tipo === ident.tipo,
+        ),
+    );
+  }
+
+  /** The checks every emission runs on its RPS at receipt: signatures, signer, duplicates. */
+  function checkRpsAtReceipt(env: Ambiente, xml: string, rpsList: RpsData[]): Mensagem[] {
+    const out: Mensagem[] = [];
+    for (const rps of rpsList) {
+      const signature = checkRpsSignature(xml, rps, profile.signature.rps);
+      if (signature) out.push(signature);
+      else if (
+        store.findByRps(env, rps.prestador, rps.ident.numero, rps.ident.serie, rps.ident.tipo) ||
+        waitingLoteOf(env, rps.prestador, rps.ident)
+      ) {
+        out.push(
+          official('E10', `RPS ${rps.ident.numero} série ${rps.ident.serie} tipo ${rps.ident.tipo}.`, rps.ident),
+        );
+      }
+    }
+    return out;
+  }
+
+  function issue(env: Ambiente, rps: RpsData, razaoSocial: string): IssuedNfse {
+    const numero = store.nextNumber(env, rps.prestador);
+    const codigoVerificacao = verificationCode();
+    const dataEmissao = brasiliaDateTime(now());
+    const nfseXml = composeNfse({
+      dataNamespace: profile.dataNamespace,
+      version: profile.version,
+      numero,
+      codigoVerificacao,
+      dataEmissao,
+      rps,
+      razaoSocial,
+      signer,
+    });
+    const nfse: IssuedNfse = {
+      env,
+      numero,
+      codigoVerificacao,
+      prestador: rps.prestador,
+      rpsNumero: rps.ident.numero,
+      rpsSerie: rps.ident.serie,
+      rpsTipo: rps.ident.tipo,
+      dataEmissao,
+      nfseXml,
+    };
+    store.add(nfse);
+    logger.info(`sandbox ${profile.provider}: NFS-e ${numero} issued for RPS ${rps.ident.numero}/${rps.ident.serie}`);
+    return nfse;
+  }
+
+  /** Processing rules of a lote (asynchronous): a competência after the RPS date (E2), an RPS issued meanwhile. */
+  function processingErrors(env: Ambiente, rpsList: RpsData[]): Mensagem[] {
+    return rpsList.flatMap((r) =>
+      r.competencia > r.dataEmissao
+        ? [official('E2', `Competência ${r.competencia}, emissão ${r.dataEmissao}.`, r.ident)]
+        : store.findByRps(env, r.prestador, r.ident.numero, r.ident.serie, r.ident.tipo)
+          ? [official('E10', undefined, r.ident)]
+          : [],
+    );
+  }
+
+  function settle(): void {
+    const at = now().getTime();
+    for (const lote of lotes.values()) {
+      if (lote.status !== 'waiting' || at - lote.receivedAt.getTime() < holdMs) continue;
+      const errors = processingErrors(lote.env, lote.rps);
+      if (errors.length > 0) {
+        lote.status = 'error';
+        lote.mensagens = errors;
+        continue;
+      }
+      lote.issued = lote.rps.map((r) => issue(lote.env, r, lote.razaoSocial));
+      lote.status = 'done';
+    }
+  }
+
+  /** An emission (GerarNfse, RecepcionarLoteRps[Sincrono]): receipt checks, then issued now or held as a lote. */
+  function emission(env: Ambiente, call: ParsedCall, xml: string, root: Element): string {
+    const answerRoot = {
+      GerarNfse: 'GerarNfseResposta',
+      RecepcionarLoteRps: 'EnviarLoteRpsResposta',
+      RecepcionarLoteRpsSincrono: 'EnviarLoteRpsSincronoResposta',
+    }[call.operation]!;
+    const refuse = (mensagens: Mensagem[]) => message(answerRoot, listaMensagens(mensagens));
+    const lote = call.operation === 'GerarNfse' ? null : child(root, 'LoteRps');
+    const rpsElements = lote ? childElements(child(lote, 'ListaRps')!) : [child(root, 'Rps')!];
+    if (lote) {
+      if (
+        rpsElements.length > profile.limits.rpsPerLote ||
+        Number(textAt(lote, 'QuantidadeRps')) !== rpsElements.length
+      ) {
+        return refuse([official('E214', `QuantidadeRps ${textAt(lote, 'QuantidadeRps')}; RPS ${rpsElements.length}.`)]);
+      }
+      if (profile.signature.lote) {
+        if (!hasSignature(root)) return refuse([official('E172', 'Lote não assinado.')]);
+        const check = verifySigned(xml, lote);
+        if (!check.ok) return refuse([official('E325', check.detail)]);
+        const signer = check.value.identity.cnpj ?? check.value.identity.cpf ?? '';
+        if (rootOf(signer) !== rootOf(cpfCnpjOf(lote)))
+          return refuse([official('E157', `Lote assinado por ${signer}.`)]);
+      }
+    }
+    const rpsList = rpsElements.map(readRps);
+    const problems = checkRpsAtReceipt(env, xml, rpsList);
+    if (problems.length > 0) return refuse(problems);
+    const razaoSocial = razaoSocialOf(xml, rpsList[0]!);
+    if (call.operation === 'RecepcionarLoteRps') {
+      const received: Lote = {
+        protocolo: `${Date.now()}${randomInt(100_000, 999_999)}`,
+        env,
+        numeroLote: textAt(lote, 'NumeroLote') ?? '',
+        prestador: cpfCnpjOf(lote),
+        receivedAt: now(),
+        status: 'waiting',
+        rps: rpsList,
+        razaoSocial,
+        issued: [],
+        mensagens: [],
+      };
+      lotes.set(received.protocolo, received);
+      return message(
+        answerRoot,
+        `<NumeroLote>${received.numeroLote}</NumeroLote><DataRecebimento>${brasiliaDateTime(received.receivedAt)}</DataRecebimento><Protocolo>${received.protocolo}</Protocolo>`,
+      );
+    }
+    const errors = call.operation === 'RecepcionarLoteRpsSincrono' ? processingErrors(env, rpsList) : [];
+    if (errors.length > 0) return message(answerRoot, listaMensagens(errors, true));
+    const issued = rpsList.map((r) => issue(env, r, razaoSocial));
+    const head =
+      call.operation === 'RecepcionarLoteRpsSincrono'
+        ? `<NumeroLote>${textAt(lote, 'NumeroLote')}</NumeroLote><DataRecebimento>${brasiliaDateTime(now())}</DataRecebimento><Protocolo>${Date.now()}${randomInt(100_000, 999_999)}</Protocolo>`
+        : '';
+    return message(answerRoot, `${head}<ListaNfse>${issued.map(compNfse).join('')}</ListaNfse>`);
+  }
+
+  /** The signer's name (its certificate CN before `:`), as the provider's taxpayer register would hold it. */
+  function razaoSocialOf(xml: string, rps: RpsData): string {
+    const check = verifySigned(xml, rps.inf);
+    return check.ok ? (check.value.identity.subjectCN.split(':')[0]?.trim() ?? '') : '';
+  }
+
+  function consultarLote(env: Ambiente, root: Element): string {
+    settle();
+    const protocolo = textAt(root, 'Protocolo')?.trim() ?? '';
+    const lote = lotes.get(protocolo);
+    const reply = (situacao: string, inner: string) =>
+      message('ConsultarLoteRpsResposta', `<Situacao>${situacao}</Situacao>${inner}`);
+    if (!lote || lote.env !== env || rootOf(lote.prestador) !== rootOf(cpfCnpjOf(child(root, 'Prestador')))) {
+      return reply('1', listaMensagens([official('E86', `Protocolo ${protocolo}.`)]));
+    }
+    if (lote.status === 'waiting') return reply('2', listaMensagens([official('E178')]));
+    if (lote.status === 'error') return reply('3', listaMensagens(lote.mensagens, true));
+    return reply(
+      '4',
+      `<ListaNfse>${lote.issued.map((n) => compNfse(store.find(env, n.prestador, n.numero) ?? n)).join('')}</ListaNfse>`,
+    );
+  }
+
+  function consultarPorRps(env: Ambiente, root: Element): string {
+    settle();
+    const ident = child(root, 'IdentificacaoRps');
+    const prestador = cpfCnpjOf(child(root, 'Prestador'));
+    const numero = String(Number(textAt(ident, 'Numero') ?? '0'));
+    const serie = (textAt(ident, 'Serie') ?? '').trim();
+    const tipo = textAt(ident, 'Tipo') ?? '1';
+    const found = store.findByRps(env, prestador, numero, serie, tipo);
+    if (found) return message('ConsultarNfseRpsResposta', compNfse(found));
+    const pending = waitingLoteOf(env, prestador, { numero, serie, tipo });
+    return message('ConsultarNfseRpsResposta', listaMensagens([official(pending ? 'E92' : 'E4')]));
+  }
+
+  function consultarFaixa(env: Ambiente, root: Element): string {
+    const prestador = cpfCnpjOf(child(root, 'Prestador'));
+    const from = Number(textAt(root, 'Faixa/NumeroNfseInicial') ?? '0');
+    const final = textAt(root, 'Faixa/NumeroNfseFinal');
+    if (profile.rangeNeedsEnd && !final) {
+      return message(
+        'ConsultarNfseFaixaResposta',
+        listaMensagens([official('E160', 'NumeroNfseFinal é obrigatório.')]),
+      );
+    }
+    const found = store.range(env, prestador, from, final ? Number(final) : from + profile.limits.queryPage - 1);
+    if (found.length === 0) return message('ConsultarNfseFaixaResposta', listaMensagens([official('E212')]));
+    const page = found.slice(0, profile.limits.queryPage);
+    return message('ConsultarNfseFaixaResposta', `<ListaNfse>${page.map(compNfse).join('')}</ListaNfse>`);
+  }
+
+  function cancelar(env: Ambiente, xml: string, root: Element): string {
+    const refuse = (m: Mensagem) => message('CancelarNfseResposta', listaMensagens([m]));
+    const pedido = child(root, 'Pedido')!;
+    const inf = child(pedido, 'InfPedidoCancelamento')!;
+    if (profile.signature.cancel) {
+      if (!hasSignature(pedido)) return refuse(official('E180'));
+      const check = verifySigned(xml, inf);
+      if (!check.ok) return refuse(official('E172', check.detail));
+      const signer = check.value.identity.cnpj ?? check.value.identity.cpf ?? '';
+      if (rootOf(signer) !== rootOf(cpfCnpjOf(child(inf, 'IdentificacaoNfse')))) {
+        return refuse(official('E157', `Pedido assinado por ${signer}.`));
+      }
+    }
+    const codigo = textAt(inf, 'CodigoCancelamento') ?? '';
+    if (codigo === '3' || codigo === '5') return refuse(official('E213'));
+    const prestador = cpfCnpjOf(child(inf, 'IdentificacaoNfse'));
+    const numero = textAt(inf, 'IdentificacaoNfse/Numero') ?? '';
+    const nfse = store.find(env, prestador, numero);
+    if (!nfse) return refuse(official('E78', `NFS-e ${numero}.`));
+    if (nfse.cancelamento) return refuse(official('E79', `Cancelada em ${nfse.cancelamento.dataHora}.`));
+    const dataHora = brasiliaDateTime(now());
+    const cancelamento =
+      `<NfseCancelamento versao="${profile.version}"><Confirmacao Id="CONF${prestador}N${numero}">` +
+      `<Pedido>${childElements(pedido).map(serialize).join('')}</Pedido><DataHora>${dataHora}</DataHora></Confirmacao></NfseCancelamento>`;
+    store.cancel(env, prestador, numero, dataHora, cancelamento);
+    return message('CancelarNfseResposta', `<RetCancelamento>${cancelamento}</RetCancelamento>`);
+  }
+
+  function credentialProblem(call: ParsedCall, root: Element): Mensagem | null {
+    if (!profile.bodyCredentials) return null;
+    if (!call.username || !call.password) return official('E179', 'Informe username e password.');
+    const cnpj = digitsOf(root.getElementsByTagNameNS('*', 'Cnpj')[0]?.textContent);
+    const known = profile.knownCredentials?.[cnpj];
+    if (known && (known.username !== call.username || known.password !== call.password)) {
+      return official('E179', 'Usuário ou senha inválidos.');
+    }
+    return null;
+  }
+
+  const RESPONSE_ROOTS: Record<string, string> = {
+    GerarNfse: 'GerarNfseResposta',
+    RecepcionarLoteRps: 'EnviarLoteRpsResposta',
+    RecepcionarLoteRpsSincrono: 'EnviarLoteRpsSincronoResposta',
+    ConsultarLoteRps: 'ConsultarLoteRpsResposta',
+    ConsultarNfsePorRps: 'ConsultarNfseRpsResposta',
+    ConsultarNfsePorFaixa: 'ConsultarNfseFaixaResposta',
+    CancelarNfse: 'CancelarNfseResposta',
+  };
+
+  function soapPost(req: SandboxRequest): SandboxReply {
+    const env: Ambiente = req.params.ambiente === 'producao' ? 1 : 2;
+    const call = parseCall(profile, req.body.toString('utf8'));
+    if ('error' in call) return soapFault(500, 'Client', call.error);
+    const answerRoot = RESPONSE_ROOTS[call.operation];
+    if (!answerRoot)
+      return soapFault(500, 'Client', `Operação ${call.operation} não simulada pelo sandbox.`, call.soapVersion);
+    const answer = (inner: string) => soapAnswer(profile, call, inner);
+    const refuse = (mensagens: Mensagem[]) => answer(message(answerRoot, listaMensagens(mensagens)));
+    if (profile.clientCertificate && !req.clientCertificate) return refuse([official('E182')]);
+    if (call.cabecalho) {
+      const versao = /<versaoDados>([^<]+)<\/versaoDados>/.exec(call.cabecalho)?.[1];
+      if (!versao || !/^\d\.\d\d$/.test(versao)) return refuse([official('E183')]);
+    }
+    const xml = call.message;
+    if (!xml) return refuse([official('E160', 'Mensagem ausente.')]);
+    const xsd = validateXml(profile.schema, xml);
+    if (!xsd.ok)
+      return refuse([official('E160', xsd.errors[0]), ...xsd.errors.slice(1, 5).map((e) => official('E160', e))]);
+    const root = parseDom(xml).documentElement!;
+    const credentials = credentialProblem(call, root);
+    if (credentials) return refuse([credentials]);
+    switch (call.operation) {
+      case 'GerarNfse':
+      case 'RecepcionarLoteRps':
+      case 'RecepcionarLoteRpsSincrono':
+        return answer(emission(env, call, xml, root));
+      case 'ConsultarLoteRps':
+        return answer(consultarLote(env, root));
+      case 'ConsultarNfsePorRps':
+        return answer(consultarPorRps(env, root));
+      case 'ConsultarNfsePorFaixa':
+        return answer(consultarFaixa(env, root));
+      default:
+        return answer(cancelar(env, xml, root));
+    }
+  }
+
+  return {
+    family: profile.family,
+    name: profile.provider,
+    mount: `/municipal/${profile.slug}/:ambiente(producao|producaorestrita)`,
+    routes: [{ name: `${profile.slug}.soap`, method: 'POST', path: '/', handler: soapPost }],
+    notFound: (req) => soapFault(404, 'Client', `${req.method} ${req.subPath} não existe.`),
+    errorReply: (_req, err) => soapFault(500, 'Server', err.message),
+    faults: { errorReply: () => soapFault(500, 'Server', 'Falha simulada pelo sandbox.') },
+    admin: [
+      {
+        method: 'GET',
+        path: `/__sandbox/${profile.slug}/issued`,
+        handler: () => ({ status: 200, body: store.all().map(({ nfseXml: _x, ...n }) => n) }),
+      },
+    ],
+  };
+}
