@@ -114,6 +114,11 @@ export interface EngineFamily {
   /** Government codes of a cancellation refusal that may mean "already cancelled": the job asks before believing. */
   readonly alreadyCancelledCodes: readonly string[];
   /**
+   * Whether the government can be asked for a note's cancellation. Without it (Tinus), an "already cancelled" refusal
+   * is the government's own statement that the note is cancelled, and is taken as such.
+   */
+  readonly queriesCancellation: boolean;
+  /**
    * The engine's own requirements on a valid invoice (layout rules the builder cannot satisfy by itself),
    * checked at the API edge so a request the government would refuse is a 400 before a number is spent.
    */

@@ -52,9 +52,14 @@ export async function runCancelJob(ctx: AppContext, invoiceId: string, job: JobC
     invoice.cancelMotivo,
     connection,
   );
-  if (outcome.kind === 'unknown' || mayBeAlreadyCancelled(outcome, engine.alreadyCancelledCodes)) {
+  const alreadyCancelled = mayBeAlreadyCancelled(outcome, engine.alreadyCancelledCodes);
+  if (outcome.kind === 'unknown' || alreadyCancelled) {
     const found = await engine.reconcileCancellation(note, connection);
     if (found.kind === 'ok' && found.value) outcome = { kind: 'ok', value: found.value };
+    else if (alreadyCancelled && !engine.queriesCancellation) {
+      // nothing to ask: the refusal itself says the note is cancelled (a previous attempt whose answer was lost)
+      outcome = { kind: 'ok', value: { cancelledAt: ctx.now(), xml: '' } };
+    }
   }
   switch (outcome.kind) {
     case 'ok':

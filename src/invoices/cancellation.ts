@@ -77,15 +77,18 @@ export async function finishCancelled(ctx: AppContext, invoiceId: string, record
     .where(eq(invoices.id, invoiceId))
     .limit(1);
   if (!current) return;
-  const key = newDocumentKey(current.projectId, `${current.accessKey ?? invoiceId}-cancelamento.xml`);
-  await ctx.storage.put(key, Buffer.from(record.xml, 'utf8'), 'application/xml; charset=utf-8');
+  // a cancellation known only from the government's "already cancelled" refusal has no document to keep
+  const key = record.xml
+    ? newDocumentKey(current.projectId, `${current.accessKey ?? invoiceId}-cancelamento.xml`)
+    : null;
+  if (key) await ctx.storage.put(key, Buffer.from(record.xml, 'utf8'), 'application/xml; charset=utf-8');
   const applied = await ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(invoices)
       .set({
         status: 'cancelled',
         cancelledAt: record.cancelledAt,
-        cancelXml: record.xml,
+        cancelXml: record.xml || null,
         cancelXmlKey: key,
         cancellationStatus: 'done',
         cancelErrorCode: null,
@@ -110,7 +113,7 @@ export async function finishCancelled(ctx: AppContext, invoiceId: string, record
     await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'cancellation' }, { tx });
     return true;
   });
-  if (!applied) await ctx.storage.delete(key).catch(() => undefined);
+  if (!applied && key) await ctx.storage.delete(key).catch(() => undefined);
 }
 
 /** The government refused (or never answered): the invoice stays issued and shows why. */

@@ -130,6 +130,7 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
     id: definition.id,
     capabilities: definition.capabilities,
     alreadyCancelledCodes: definition.alreadyCancelledCodes,
+    queriesCancellation: definition.operations.queryCancellation !== undefined,
 
     checkRequest: (project, invoice) => definition.check(project, invoice),
 
