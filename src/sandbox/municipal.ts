@@ -1,4 +1,16 @@
-import { fiorilliAbrasfSandbox, webissSandbox } from './abrasf-v2/index.ts';
+import {
+  dsfSandbox,
+  elotechSandbox,
+  tinusSandbox,
+  elSandbox,
+  fiorilliAbrasfSandbox,
+  gissSandbox,
+  issnetSandbox,
+  futurizeSandbox,
+  govdigitalSandbox,
+  megasoftSandbox,
+  webissSandbox,
+} from './abrasf-v2/index.ts';
 import { bethaSandbox } from './betha/service.ts';
 import { fiorilliSandbox } from './fiorilli/service.ts';
 import type { SandboxService } from './kit/server.ts';
@@ -40,6 +52,15 @@ export interface MunicipalSandbox {
 export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   // providers: one line each
   fiorilliAbrasfSandbox,
+  issnetSandbox,
+  dsfSandbox,
+  megasoftSandbox,
+  futurizeSandbox,
+  govdigitalSandbox,
+  elSandbox,
+  gissSandbox,
+  elotechSandbox,
+  tinusSandbox,
   webissSandbox,
   tiplanSandbox,
   fiorilliSandbox,

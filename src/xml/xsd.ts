@@ -10,8 +10,16 @@ export const SCHEMA_FILES = {
   pedRegEvento: 'national/1.01/pedRegEvento_v1.01.xsd',
   evento: 'national/1.01/evento_v1.01.xsd',
   abrasf204: 'abrasf/nfse_v204.xsd',
+  abrasf204Giss: 'abrasf/giss/giss-envio-v2_04.xsd',
   abrasf202: 'abrasf/nfse_v202.xsd',
   abrasf201Fiorilli: 'abrasf/nfse_v201-fiorilli.xsd',
+  abrasf204Issnet: 'abrasf/nfse_v204-issnet.xsd',
+  abrasf203Dsf: 'abrasf/nfse_v203-dsf.xsd',
+  abrasf203Elotech: 'abrasf/nfse_v203-elotech.xsd',
+  abrasf203Tinus: 'abrasf/nfse_v203-tinus.xsd',
+  abrasf200MegaSoft: 'abrasf/nfse_v01-megasoft.xsd',
+  abrasf202Futurize: 'abrasf/nfse_v202-futurize.xsd',
+  abrasf201: 'abrasf/nfse_v201.xsd',
 } as const;
 
 export type SchemaName = keyof typeof SCHEMA_FILES;

@@ -211,7 +211,9 @@ export function describeConformance(target: ConformanceTarget): void {
       );
       expect(cancelled.kind, JSON.stringify(cancelled)).toBe('ok');
       const found = await engine.reconcileCancellation(note, connection);
-      expect(found.kind === 'ok' && found.value !== null).toBe(true);
+      // a provider with no message to ask for a cancellation (Tinus: no Faixa/Prestado query) answers "none known"
+      const asks = family.operations.queryCancellation !== undefined;
+      expect(found.kind === 'ok' && (found.value !== null || !asks)).toBe(true);
       const again = await engine.cancel(
         { ...note, providerCnpj: target.project.cnpj, ...municipal },
         'Erro na emissão',

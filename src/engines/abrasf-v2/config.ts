@@ -1,6 +1,9 @@
+import type { NormalizedInvoice } from '../../domain/invoice-request.ts';
+import type { ProjectFiscalProfile } from '../../domain/project-profile.ts';
 import type { SchemaName } from '../../xml/xsd.ts';
+import type { SendContext } from '../kit/family.ts';
 import type { AuthKind } from '../routing/families.ts';
-import type { EngineCapabilities } from '../types.ts';
+import type { EngineCapabilities, PrepareInput } from '../types.ts';
 
 /**
  * The typed configuration of one ABRASF 2.0x provider: every dimension of briefs/providers-abrasf.md §12 as data.
@@ -72,6 +75,8 @@ export interface OperationOverride {
   responseRoots?: readonly string[];
   /** SOAPAction of this operation, instead of the provider's template */
   soapAction?: string;
+  /** how this operation's string parameters carry their XML, instead of the provider's `body.encoding` */
+  encoding?: 'escaped' | 'cdata' | 'raw';
 }
 
 /**
@@ -99,7 +104,7 @@ export interface AbrasfProviderConfig {
     namespace: string;
     /** operation element names: `pascal` as the official WSDL (GerarNfse), `camel` (Fiorilli's gerarNfse) */
     operationCase: 'pascal' | 'camel';
-    /** SOAPAction template; `{op}` is the operation element name (after `operationCase`) */
+    /** SOAPAction template; `{op}` is the operation element name (after `operationCase`), `{root}` the request root */
     soapAction: string;
   };
   body: {
@@ -108,6 +113,8 @@ export interface AbrasfProviderConfig {
     encoding: 'escaped' | 'cdata' | 'raw';
     /** the ABRASF `cabecalho` in nfseCabecMsg */
     cabecalho: boolean;
+    /** `versao`/`versaoDados` of the cabecalho when they differ from the layout version (MegaSoft's 1.00) */
+    cabecalhoVersion?: string;
     /** trailing unqualified `<username>`/`<password>` in the operation element (Fiorilli) */
     credentials: boolean;
   };
@@ -122,7 +129,32 @@ export interface AbrasfProviderConfig {
     lote: boolean;
     /** sign InfPedidoCancelamento@Id (Signature inside Pedido) */
     cancel: boolean;
+    /**
+     * `id` (default): Reference `#Id`. `document`: Reference `URI=""` over the element that holds the Signature,
+     * signed as a document of its own (the Rps, the lote message, the Pedido, a query message): ISSNet.
+     */
+    reference?: 'id' | 'document';
+    /** sign the query messages but ConsultarLoteRps (URI="", Signature last in the message root): ISSNet, DSF */
+    queries?: boolean;
+    /** sign ConsultarLoteRps too, as the other queries (URI="", Signature last in the root): GISS */
+    pollQuery?: boolean;
   };
+  /**
+   * Split namespaces (§12.B.5, GISS): each message root (and its children) in its own namespace, keyed by root
+   * element; everything below in `dataNamespace` (the types); `localGroups` keep their children in the message
+   * namespace (anonymous local types such as `Faixa`); `cabecalho` is the header's namespace.
+   */
+  namespaces?: {
+    messages: Readonly<Record<string, string>>;
+    cabecalho?: string;
+    localGroups?: readonly string[];
+  };
+  /** the content of the query messages (by RPS, by range) is wrapped in this element (ISSNet `Pedido`) */
+  queryWrapper?: string;
+  /** at most this many digits in CodigoCnae (7 official; DSF 9); a CNAE of fewer than 7 digits is not sent */
+  cnaeDigits?: number;
+  /** the provider's own layout rules, added to the generic ones (a hook: field path + message per problem) */
+  check?(project: ProjectFiscalProfile, invoice: NormalizedInvoice): { field: string; message: string }[];
   formats: {
     /** Aliquota as a percentage (2.00 = 2 %) or a fraction (0.02) */
     aliquota: 'percentage' | 'fraction';
@@ -130,12 +162,40 @@ export interface AbrasfProviderConfig {
     itemListaServico: 'dotted' | 'digits' | 'unpadded';
     /** what a line break of the description becomes in Discriminacao */
     lineBreak: string;
+    /** the reform group IBSCBS and CodigoNbs (reform.ts): `valores`, last in Servico/Valores (GISS) */
+    ibscbs?: 'valores';
+    /** IdentificacaoRps of the queries: Numero, Serie and Tipo (official, default) or Numero only (MegaSoft) */
+    rpsIdentification?: 'full' | 'numero';
   };
   /** how a single invoice is issued */
   emission: 'emitSingle' | 'emitSyncBatch' | 'emitAsyncBatch';
   limits: { rpsPerLote: number; queryPage: number };
-  /** CodigoCancelamento sent (taxpayers may use 1, 2 and 4; 3 and 5 are the prefeitura's, E213) */
-  cancellation: { defaultCode: '1' | '2' | '4' };
+  /**
+   * CodigoCancelamento sent (taxpayers may use 1, 2 and 4; 3 and 5 are the prefeitura's, E213); `chaveAcesso`: the
+   * note's ChaveAcesso (InfNfse/ChaveAcesso, kept as the issued `chave`) goes after IdentificacaoNfse (EloTech).
+   */
+  cancellation: {
+    defaultCode: '1' | '2' | '4';
+    chaveAcesso?: boolean;
+    /** fields after CodigoCancelamento (Tinus ADNChave/ADNCodMotivo/ADNMotivo), from the code, reason and key */
+    trailing?: (note: { code: string; reason?: string | null; chave?: string | null }) => string;
+  };
+  /**
+   * Where the cancellation answer holds its confirmation, below the answer root (default: the official
+   * `RetCancelamento` and `NfseCancelamento/Confirmacao`).
+   */
+  cancelAnswer?: { ret: string; confirmacao: string };
+  /** the element of the asynchronous lote's receipt the poll is keyed by (default `Protocolo`; EloTech `NumeroLote`) */
+  pollBy?: 'Protocolo' | 'NumeroLote';
+  /**
+   * Provider hooks (small): `buildRps` below; `message` rewrites a message before it is sent (unsigned providers only;
+   * context null: the view the XSD validates before sending), e.g. EloTech's leading IdentificacaoRequerente.
+   */
+  hooks?: {
+    /** an RPS builder replacing the official one, for a provider whose XSD cuts or reshapes the RPS (MegaSoft) */
+    buildRps?: (config: AbrasfProviderConfig, input: PrepareInput) => { id: string; xml: string };
+    message?: (operation: AbrasfOperation, xml: string, context: SendContext | null) => string;
+  };
   /** provider codes besides the official table's (errors.ts) */
   codes?: { alreadyProcessed?: string[]; alreadyCancelled?: string[]; stillProcessing?: string[]; notFound?: string[] };
   operations?: Partial<Record<AbrasfOperation, OperationOverride>>;

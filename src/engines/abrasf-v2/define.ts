@@ -1,7 +1,7 @@
 import type { NormalizedInvoice } from '../../domain/invoice-request.ts';
 import type { ProjectFiscalProfile } from '../../domain/project-profile.ts';
 import { signXml } from '../../xml/sign.ts';
-import { defineFamily, type FamilyDefinition, type Operation } from '../kit/family.ts';
+import { defineFamily, type FamilyDefinition, type Operation, type SendContext } from '../kit/family.ts';
 import type { CancellationRecord, IssuedDocument, Outcome, PreparedDocument } from '../types.ts';
 import { type AbrasfProviderConfig, isSupported, messageOf } from './config.ts';
 import { codesOf } from './errors.ts';
@@ -74,13 +74,42 @@ export function checkAbrasf(
 
 const SIGNATURE_ALGORITHM = 'rsa-sha1';
 
-function issuedOf(comp: Element, ambiente: 1 | 2, protocol?: string): IssuedDocument {
+/**
+ * The note of a CompNfse: the ABRASF InfNfse, or the national-layout infNFSe some providers return inside
+ * `CompNfse/Nfse` (Tinus: nNFSe, dhProc, the 50-digit key in infNFSe@Id after `NFS`).
+ */
+export function noteOf(comp: Element): {
+  numero: string | null;
+  chave: string | null;
+  code: string | null;
+  at: string | null;
+} {
+  const national = child(comp, 'Nfse/infNFSe');
+  if (national) {
+    const id = national.getAttribute('Id') ?? '';
+    return {
+      numero: text(national, 'nNFSe'),
+      chave: id.replace(/^NFS/, '') || null,
+      code: null,
+      at: text(national, 'dhProc'),
+    };
+  }
   const inf = child(comp, 'Nfse/InfNfse');
-  const emitted = new Date(text(inf, 'DataEmissao') ?? Date.now());
   return {
-    chave: null,
-    numero: text(inf, 'Numero') ?? '',
-    verificationCode: text(inf, 'CodigoVerificacao'),
+    numero: text(inf, 'Numero'),
+    chave: text(inf, 'ChaveAcesso'),
+    code: text(inf, 'CodigoVerificacao'),
+    at: text(inf, 'DataEmissao'),
+  };
+}
+
+function issuedOf(comp: Element, ambiente: 1 | 2, protocol?: string): IssuedDocument {
+  const note = noteOf(comp);
+  const emitted = new Date(note.at ?? Date.now());
+  return {
+    chave: note.chave,
+    numero: note.numero ?? '',
+    verificationCode: note.code,
     ...(protocol ? { protocol } : {}),
     emittedAt: Number.isNaN(emitted.getTime()) ? new Date() : emitted,
     xml: outerXml(comp),
@@ -99,6 +128,9 @@ function ourNfse(root: Element, document: PreparedDocument): Element | null {
 export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefinition {
   const emission = messageOf(config, config.emission);
   const async = config.emission === 'emitAsyncBatch';
+  /** `URI=""` signatures over the element holding the Signature (ISSNet) instead of `#Id` */
+  const byDocument = config.signature.reference === 'document';
+  const documentSignature = byDocument ? { signature: { reference: 'document' as const } } : {};
 
   /** the signed RPS in the emission message of the provider's mode */
   function emissionMessage(document: PreparedDocument, certificate: Parameters<typeof signXml>[1]['key']): string {
@@ -107,7 +139,18 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
     }
     const lote = buildLote(config, emission.requestRoot, document.xml);
     if (!config.signature.lote) return lote.xml;
-    return signXml(lote.xml, { elementName: 'LoteRps', key: certificate, algorithm: SIGNATURE_ALGORITHM });
+    return signXml(lote.xml, {
+      ...(byDocument ? {} : { elementName: 'LoteRps' }),
+      key: certificate,
+      algorithm: SIGNATURE_ALGORITHM,
+    });
+  }
+
+  /** a query message, signed (URI="", Signature last in its root) when the provider signs queries */
+  function queryMessage(xml: string, context: SendContext): string {
+    if (!config.signature.queries) return xml;
+    const key = { privateKey: context.certificate.privateKey, certificatePem: context.certificate.certPem };
+    return signXml(xml, { key, algorithm: SIGNATURE_ALGORITHM });
   }
 
   const read = (answer: Parameters<typeof readAbrasfAnswer>[0], operation: Parameters<typeof messageOf>[1]) =>
@@ -131,7 +174,7 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
       if (isOutcome(got)) return got;
       if (got.errors.length > 0) return rejectedBy(got.errors, got.httpStatus);
       if (async) {
-        const protocol = text(got.root, 'Protocolo');
+        const protocol = text(got.root, config.pollBy ?? 'Protocolo');
         return protocol
           ? { kind: 'pending', protocol }
           : { kind: 'unknown', reason: 'lote accepted without a Protocolo' };
@@ -149,7 +192,9 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
       abrasfRequest(
         config,
         'queryBatch',
-        buildConsultarLote(config, queryBatchRoot, document.xml, protocol),
+        config.signature.pollQuery
+          ? queryMessage(buildConsultarLote(config, queryBatchRoot, document.xml, protocol), context)
+          : buildConsultarLote(config, queryBatchRoot, document.xml, protocol),
         context,
         'poll',
       ),
@@ -177,7 +222,13 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
   const queryRoot = messageOf(config, 'queryByRps').requestRoot;
   const query: Operation<PreparedDocument, IssuedDocument | null> = {
     request: (document, context) =>
-      abrasfRequest(config, 'queryByRps', buildConsultarPorRps(config, queryRoot, document.xml), context, 'query'),
+      abrasfRequest(
+        config,
+        'queryByRps',
+        queryMessage(buildConsultarPorRps(config, queryRoot, document.xml), context),
+        context,
+        'query',
+      ),
     parse(answer, document, context): Outcome<IssuedDocument | null> {
       const got = read(answer, 'queryByRps');
       if (isOutcome(got)) return got;
@@ -191,15 +242,24 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
   };
 
   const cancelRoot = messageOf(config, 'cancel').requestRoot;
+  /** URI="": the Pedido is signed as a document of its own, then put in the cancellation message */
+  const pedidoOf = (built: { id: string; xml: string }) => {
+    if (!byDocument) return built;
+    const pedido = /<Pedido>[\s\S]*<\/Pedido>/.exec(built.xml)?.[0] ?? built.xml;
+    return { id: built.id, xml: pedido.replace('<Pedido>', `<Pedido${nsAttr(config)}>`) };
+  };
+  const cancelView = (signed: string) =>
+    byDocument ? `<${cancelRoot}${nsAttr(config)}>${signed}</${cancelRoot}>` : signed;
   const cancelOperation: Operation<{ signed: string }, CancellationRecord> = {
-    request: ({ signed }, context) => abrasfRequest(config, 'cancel', signed, context, 'cancel'),
+    request: ({ signed }, context) => abrasfRequest(config, 'cancel', cancelView(signed), context, 'cancel'),
     parse(answer): Outcome<CancellationRecord> {
       const got = read(answer, 'cancel');
       if (isOutcome(got)) return got;
       if (got.errors.length > 0) return rejectedBy(got.errors, got.httpStatus);
-      const ret = child(got.root, 'RetCancelamento');
-      if (!ret) return { kind: 'unknown', reason: 'cancellation answer without RetCancelamento' };
-      const at = new Date(text(child(ret, 'NfseCancelamento/Confirmacao'), 'DataHora') ?? Date.now());
+      const paths = config.cancelAnswer ?? { ret: 'RetCancelamento', confirmacao: 'NfseCancelamento/Confirmacao' };
+      const ret = child(got.root, paths.ret);
+      if (!ret) return { kind: 'unknown', reason: `cancellation answer without ${paths.ret}` };
+      const at = new Date(text(child(ret, paths.confirmacao), 'DataHora') ?? Date.now());
       return { kind: 'ok', value: { cancelledAt: Number.isNaN(at.getTime()) ? new Date() : at, xml: outerXml(ret) } };
     },
   };
@@ -210,11 +270,14 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
       abrasfRequest(
         config,
         'queryRange',
-        buildConsultarFaixa(
-          config,
-          rangeRoot,
-          context.certificate.cnpj ?? context.certificate.cpf ?? '',
-          issued.numero ?? '',
+        queryMessage(
+          buildConsultarFaixa(
+            config,
+            rangeRoot,
+            context.certificate.cnpj ?? context.certificate.cpf ?? '',
+            issued.numero ?? '',
+          ),
+          context,
         ),
         context,
         'queryCancellation',
@@ -222,7 +285,7 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
     parse(answer, issued): Outcome<CancellationRecord | null> {
       const got = read(answer, 'queryRange');
       if (isOutcome(got)) return got;
-      const comp = compNfseOf(got.root).find((c) => text(child(c.comp, 'Nfse/InfNfse'), 'Numero') === issued.numero);
+      const comp = compNfseOf(got.root).find((c) => noteOf(c.comp).numero === issued.numero);
       const cancelamento = comp ? child(comp.comp, 'NfseCancelamento') : null;
       if (cancelamento) {
         const at = new Date(text(child(cancelamento, 'Confirmacao'), 'DataHora') ?? Date.now());
@@ -245,12 +308,16 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
     auth: config.auth,
     ...(config.presentsCertificate ? { presentsCertificate: true } : {}),
     capabilities: { ...config.capabilities, mode: async ? 'async' : config.capabilities.mode, reconcile: true },
-    check: checkAbrasf,
+    check: (project, invoice) => [...checkAbrasf(project, invoice), ...(config.check?.(project, invoice) ?? [])],
     declaration: {
-      build: (input) => buildRps(config, input),
+      build: (input) => (config.hooks?.buildRps ?? buildRps)(config, input),
       signedElement: config.signature.rps ? 'InfDeclaracaoPrestacaoServico' : null,
+      ...documentSignature,
       schema: config.schema,
-      schemaView: (signed) => rpsSchemaView(config, signed),
+      schemaView: (signed) =>
+        config.hooks?.message && config.emission !== 'emitSingle'
+          ? config.hooks.message(config.emission, buildLote(config, emission.requestRoot, signed).xml, null)
+          : rpsSchemaView(config, signed),
       schemaErrorCode: 'RPS_SCHEMA_INVALID',
     },
     operations: {
@@ -262,15 +329,24 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
             cancel: {
               message: {
                 build: ({ issued, reason }) =>
-                  buildCancelamento(config, cancelRoot, {
-                    numero: issued.numero ?? '',
-                    cnpj: issued.providerCnpj,
-                    inscricaoMunicipal: issued.inscricaoMunicipal ?? null,
-                    codigoMunicipio: issued.codigoMunicipio ?? '',
-                    code: cancellationCode(config, reason),
-                  }),
+                  pedidoOf(
+                    buildCancelamento(config, cancelRoot, {
+                      numero: issued.numero ?? '',
+                      cnpj: issued.providerCnpj,
+                      inscricaoMunicipal: issued.inscricaoMunicipal ?? null,
+                      codigoMunicipio: issued.codigoMunicipio ?? '',
+                      code: cancellationCode(config, reason),
+                      chave: issued.chave,
+                      reason,
+                    }),
+                  ),
                 signedElement: config.signature.cancel ? 'InfPedidoCancelamento' : null,
+                ...documentSignature,
+                ...(byDocument ? { schemaView: cancelView } : {}),
                 schema: config.schema,
+                ...(config.hooks?.message
+                  ? { schemaView: (signed: string) => config.hooks!.message!('cancel', signed, null) }
+                  : {}),
                 schemaErrorCode: 'CANCEL_SCHEMA_INVALID',
               },
               operation: cancelOperation,

@@ -1,6 +1,15 @@
 import type { FamilyDefinition } from '../kit/family.ts';
 import { defineAbrasfProvider } from './define.ts';
+import { DSF_CONFIG } from './providers/dsf.ts';
+import { EL_CONFIG } from './providers/el.ts';
+import { ELOTECH_CONFIG } from './providers/elotech.ts';
 import { FIORILLI_CONFIG } from './providers/fiorilli.ts';
+import { FUTURIZE_CONFIG } from './providers/futurize.ts';
+import { GOVDIGITAL_CONFIG } from './providers/govdigital.ts';
+import { TINUS_CONFIG } from './providers/tinus.ts';
+import { GISS_CONFIG } from './providers/giss.ts';
+import { ISSNET_CONFIG } from './providers/issnet.ts';
+import { MEGASOFT_CONFIG } from './providers/megasoft.ts';
 import { WEBISS_CONFIG } from './providers/webiss.ts';
 
 export type { AbrasfProviderConfig } from './config.ts';
@@ -14,6 +23,15 @@ export const webissFamily = defineAbrasfProvider(WEBISS_CONFIG);
  * configuration of the one generic base (define.ts). One line per provider, in alphabetical order.
  */
 export const ABRASF_V2_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
+  'abrasf-v2:dsf': defineAbrasfProvider(DSF_CONFIG),
+  'abrasf-v2:el': defineAbrasfProvider(EL_CONFIG),
+  'abrasf-v2:elotech': defineAbrasfProvider(ELOTECH_CONFIG),
   'abrasf-v2:fiorilli': fiorilliAbrasfFamily,
+  'abrasf-v2:futurize': defineAbrasfProvider(FUTURIZE_CONFIG),
+  'abrasf-v2:govdigital': defineAbrasfProvider(GOVDIGITAL_CONFIG),
+  'abrasf-v2:giss': defineAbrasfProvider(GISS_CONFIG),
+  'abrasf-v2:issnet': defineAbrasfProvider(ISSNET_CONFIG),
+  'abrasf-v2:megasoft': defineAbrasfProvider(MEGASOFT_CONFIG),
+  'abrasf-v2:tinus': defineAbrasfProvider(TINUS_CONFIG),
   'abrasf-v2:webiss': webissFamily,
 };

@@ -2,6 +2,8 @@ import type { NormalizedAddress, NormalizedInvoice, NormalizedParty } from '../.
 import type { ProjectFiscalProfile } from '../../domain/project-profile.ts';
 import { formatDateTimeWithOffset } from '../../xml/datetime.ts';
 import { escapeXmlAttr, escapeXmlText } from '../../xml/escape.ts';
+import { splitNamespaces } from '../../xml/split-namespaces.ts';
+import { codigoNbs, ibsCbsInValores } from './reform.ts';
 import type { PrepareInput } from '../types.ts';
 import type { AbrasfProviderConfig } from './config.ts';
 
@@ -24,6 +26,13 @@ const group = (name: string, inner: string) => (inner ? `<${name}>${inner}</${na
 const money = (value: number) => value.toFixed(2);
 const cut = (value: string | null | undefined, max: number) => (value ? value.trim().slice(0, max) : null);
 const digits = (value: string | null | undefined) => (value ?? '').replace(/\D/g, '');
+
+/** A message in the provider's namespace mode: split per message (GISS) when configured, else as written. */
+export function inMessageNamespace(config: AbrasfProviderConfig, root: string, xml: string): string {
+  const messageNamespace = config.namespaces?.messages[root];
+  if (!messageNamespace || !config.dataNamespace) return xml;
+  return splitNamespaces(xml, messageNamespace, config.dataNamespace, config.namespaces?.localGroups);
+}
 
 export function nsAttr(config: AbrasfProviderConfig): string {
   return config.dataNamespace ? ` xmlns="${config.dataNamespace}"` : '';
@@ -68,14 +77,18 @@ function endereco(address: NormalizedAddress | null): string {
   );
 }
 
-function tomador(party: NormalizedParty): string {
+function tomador(config: AbrasfProviderConfig, party: NormalizedParty): string {
   const id = party.id.kind === 'cnpj' ? party.id.cnpj : party.id.kind === 'cpf' ? party.id.cpf : null;
   const identificacao = group(
     'IdentificacaoTomador',
     (id ? cpfCnpj(id) : '') + el('InscricaoMunicipal', cut(party.inscricaoMunicipal, 15)),
   );
   const contato = group('Contato', el('Telefone', cut(digits(party.telefone), 20)) + el('Email', cut(party.email, 80)));
-  return group('Tomador', identificacao + el('RazaoSocial', cut(party.nome, 150)) + endereco(party.endereco) + contato);
+  // 2.04 names the taker TomadorServico (tcInfDeclaracaoPrestacaoServico of nfse_v204.xsd); 2.00–2.03 Tomador
+  return group(
+    config.version === '2.04' ? 'TomadorServico' : 'Tomador',
+    identificacao + el('RazaoSocial', cut(party.nome, 150)) + endereco(party.endereco) + contato,
+  );
 }
 
 function valores(config: AbrasfProviderConfig, invoice: NormalizedInvoice): string {
@@ -100,15 +113,18 @@ function servico(config: AbrasfProviderConfig, project: ProjectFiscalProfile, in
   const { servico: s, iss } = invoice;
   const local = s.localPrestacao.kind === 'municipio' ? s.localPrestacao.codigoMunicipio : project.codigoMunicipio;
   const exigibilidade = EXIGIBILIDADE[iss.tribISSQN];
-  const cnae = digits(s.cnae ?? project.cnae).slice(0, 7);
+  const cnaeDigits = config.cnaeDigits ?? 7;
+  const cnae = digits(s.cnae ?? project.cnae).slice(0, cnaeDigits);
   const discriminacao = s.descricao.replace(/\r?\n/g, config.formats.lineBreak).slice(0, 2000);
+  const reform = ibsCbsInValores(config, invoice, s.municipioIncidencia ?? local ?? '');
   return (
-    `<Servico><Valores>${valores(config, invoice)}</Valores>` +
+    `<Servico><Valores>${valores(config, invoice)}${reform}</Valores>` +
     el('IssRetido', iss.retido ? '1' : '2') +
     el('ResponsavelRetencao', iss.retido ? '1' : null) +
     el('ItemListaServico', itemListaServico(s.subitem, config.formats.itemListaServico)) +
-    el('CodigoCnae', cnae.length === 7 ? cnae : null) +
+    el('CodigoCnae', cnae.length >= 7 ? cnae : null) +
     el('CodigoTributacaoMunicipio', cut(s.codigoTributacaoMunicipal, 20)) +
+    el('CodigoNbs', codigoNbs(config, invoice)) +
     el('Discriminacao', discriminacao) +
     el('CodigoMunicipio', local) +
     el('ExigibilidadeISS', exigibilidade) +
@@ -143,7 +159,7 @@ export function buildRps(config: AbrasfProviderConfig, input: PrepareInput): { i
     el('Competencia', `${invoice.competencia}-01`) +
     servico(config, project, invoice) +
     `<Prestador>${prestador(project.cnpj, project.inscricaoMunicipal)}</Prestador>` +
-    tomador(invoice.tomador) +
+    tomador(config, invoice.tomador) +
     el('OptanteSimplesNacional', invoice.regime.simples ? '1' : '2') +
     el('IncentivoFiscal', '2') +
     '</InfDeclaracaoPrestacaoServico></Rps>';
@@ -152,12 +168,16 @@ export function buildRps(config: AbrasfProviderConfig, input: PrepareInput): { i
 
 /** The RPS message as the XSD sees it (GerarNfseEnvio is the one global element holding a bare Rps). */
 export function rpsSchemaView(config: AbrasfProviderConfig, signedRps: string): string {
+  // split namespaces: the RPS is written in the types namespace, as it sits in a lote's ListaRps
+  if (config.namespaces) return buildLote(config, 'EnviarLoteRpsEnvio', signedRps).xml;
   return `<GerarNfseEnvio${nsAttr(config)}>${signedRps}</GerarNfseEnvio>`;
 }
 
 /** The identification and provider of a signed RPS (read back from its text: our own canonical output). */
 export function rpsFacts(rpsXml: string): RpsIdentity & { cnpj: string; inscricaoMunicipal: string | null } {
-  const ident = /<IdentificacaoRps><Numero>(\d+)<\/Numero><Serie>([^<]+)<\/Serie><Tipo>(\d)<\/Tipo>/.exec(rpsXml);
+  const ident = /<IdentificacaoRps><Numero>(\d+)<\/Numero>(?:<Serie>([^<]+)<\/Serie>)?(?:<Tipo>(\d)<\/Tipo>)?/.exec(
+    rpsXml,
+  );
   const prest =
     /<Prestador><CpfCnpj><(?:Cnpj|Cpf)>(\d+)<\/(?:Cnpj|Cpf)><\/CpfCnpj>(?:<InscricaoMunicipal>([^<]+)<\/InscricaoMunicipal>)?/.exec(
       rpsXml,
@@ -186,33 +206,48 @@ export function buildLote(
   const xml =
     `<${root}${nsAttr(config)}><LoteRps Id="${loteId}" versao="${config.version}">` +
     el('NumeroLote', numeroLote) +
-    cpfCnpj(facts.cnpj) +
-    el('InscricaoMunicipal', facts.inscricaoMunicipal) +
+    // 2.04 wraps the lote's identification in Prestador (tcLoteRps of nfse_v204.xsd); 2.00–2.03 do not
+    (config.version === '2.04'
+      ? `<Prestador>${prestador(facts.cnpj, facts.inscricaoMunicipal)}</Prestador>`
+      : cpfCnpj(facts.cnpj) + el('InscricaoMunicipal', facts.inscricaoMunicipal)) +
     el('QuantidadeRps', '1') +
     `<ListaRps>${signedRps}</ListaRps></LoteRps></${root}>`;
-  return { xml, loteId, numeroLote };
+  return { xml: inMessageNamespace(config, root, xml), loteId, numeroLote };
 }
 
 export function buildConsultarLote(config: AbrasfProviderConfig, root: string, rpsXml: string, protocolo: string) {
   const facts = rpsFacts(rpsXml);
-  return (
+  return inMessageNamespace(
+    config,
+    root,
     `<${root}${nsAttr(config)}><Prestador>${prestador(facts.cnpj, facts.inscricaoMunicipal)}</Prestador>` +
-    `${el('Protocolo', protocolo)}</${root}>`
+      `${el(config.pollBy ?? 'Protocolo', protocolo)}</${root}>`,
   );
 }
 
 export function buildConsultarPorRps(config: AbrasfProviderConfig, root: string, rpsXml: string) {
   const facts = rpsFacts(rpsXml);
-  return (
-    `<${root}${nsAttr(config)}>${identificacaoRps(facts)}` +
-    `<Prestador>${prestador(facts.cnpj, facts.inscricaoMunicipal)}</Prestador></${root}>`
+  return queryMessage(
+    config,
+    root,
+    (config.formats.rpsIdentification === 'numero'
+      ? `<IdentificacaoRps>${el('Numero', facts.numero)}</IdentificacaoRps>`
+      : identificacaoRps(facts)) + `<Prestador>${prestador(facts.cnpj, facts.inscricaoMunicipal)}</Prestador>`,
   );
 }
 
+/** A query message: its content, wrapped in the provider's `queryWrapper` (ISSNet `Pedido`) when it has one. */
+function queryMessage(config: AbrasfProviderConfig, root: string, content: string): string {
+  const inner = config.queryWrapper ? `<${config.queryWrapper}>${content}</${config.queryWrapper}>` : content;
+  return inMessageNamespace(config, root, `<${root}${nsAttr(config)}>${inner}</${root}>`);
+}
+
 export function buildConsultarFaixa(config: AbrasfProviderConfig, root: string, cnpj: string, numero: string) {
-  return (
-    `<${root}${nsAttr(config)}><Prestador>${prestador(cnpj, null)}</Prestador>` +
-    `<Faixa>${el('NumeroNfseInicial', numero)}${el('NumeroNfseFinal', numero)}</Faixa>${el('Pagina', '1')}</${root}>`
+  return queryMessage(
+    config,
+    root,
+    `<Prestador>${prestador(cnpj, null)}</Prestador>` +
+      `<Faixa>${el('NumeroNfseInicial', numero)}${el('NumeroNfseFinal', numero)}</Faixa>${el('Pagina', '1')}`,
   );
 }
 
@@ -230,7 +265,15 @@ export function cancellationCode(config: AbrasfProviderConfig, reason: string | 
 export function buildCancelamento(
   config: AbrasfProviderConfig,
   root: string,
-  note: { numero: string; cnpj: string; inscricaoMunicipal: string | null; codigoMunicipio: string; code: string },
+  note: {
+    numero: string;
+    cnpj: string;
+    inscricaoMunicipal: string | null;
+    codigoMunicipio: string;
+    code: string;
+    chave?: string | null;
+    reason?: string | null;
+  },
 ): { id: string; xml: string } {
   const id = `CANC${digits(note.cnpj)}N${note.numero}`;
   const xml =
@@ -239,11 +282,14 @@ export function buildCancelamento(
     cpfCnpj(note.cnpj) +
     el('InscricaoMunicipal', note.inscricaoMunicipal) +
     el('CodigoMunicipio', note.codigoMunicipio) +
-    `</IdentificacaoNfse>${el('CodigoCancelamento', note.code)}</InfPedidoCancelamento></Pedido></${root}>`;
-  return { id, xml };
+    `</IdentificacaoNfse>${config.cancellation.chaveAcesso ? el('ChaveAcesso', note.chave) : ''}` +
+    `${el('CodigoCancelamento', note.code)}${config.cancellation.trailing?.(note) ?? ''}</InfPedidoCancelamento></Pedido></${root}>`;
+  return { id, xml: inMessageNamespace(config, root, xml) };
 }
 
 /** The ABRASF header message (nfseCabecMsg). */
 export function cabecalho(config: AbrasfProviderConfig): string {
-  return `<cabecalho versao="${config.version}"${nsAttr(config)}>${el('versaoDados', config.version)}</cabecalho>`;
+  const versao = config.body.cabecalhoVersion ?? config.version;
+  const ns = config.namespaces?.cabecalho ? ` xmlns="${config.namespaces.cabecalho}"` : nsAttr(config);
+  return `<cabecalho versao="${versao}"${ns}>${el('versaoDados', versao)}</cabecalho>`;
 }

@@ -53,10 +53,12 @@ export function abrasfRequest(
   kitOperation: OperationName,
 ): OperationRequest {
   const row = messageOf(config, operation);
+  message = config.hooks?.message ? config.hooks.message(operation, message, context) : message;
   const op = operationElement(config, row.soapOperation);
-  const soapAction = row.soapAction ?? config.soap.soapAction.replace('{op}', op);
+  const soapAction = row.soapAction ?? config.soap.soapAction.replace('{op}', op).replace('{root}', row.requestRoot);
   const url = urlOf(config, context, kitOperation);
-  const { style, encoding } = config.body;
+  const { style } = config.body;
+  const encoding = row.encoding ?? config.body.encoding;
   const stringParts = (): SoapPart[] => [
     ...(config.body.cabecalho
       ? [{ name: 'nfseCabecMsg', value: cabecalho(config), encoding: 'xml' as const, qualified: false }]
@@ -211,7 +213,12 @@ export function compNfseOf(root: Element): { comp: Element; numero: string | nul
     for (const c of childElements(el)) {
       if (c.localName === 'CompNfse') {
         const ident = findDescendant(c, 'IdentificacaoRps');
-        out.push({ comp: c, numero: text(ident, 'Numero'), serie: text(ident, 'Serie') });
+        const dps = ident ? null : findDescendant(c, 'infDPS');
+        out.push({
+          comp: c,
+          numero: ident ? text(ident, 'Numero') : text(dps, 'nDPS'),
+          serie: ident ? text(ident, 'Serie') : text(dps, 'serie'),
+        });
       } else visit(c);
     }
   };

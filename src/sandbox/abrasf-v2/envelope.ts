@@ -30,6 +30,8 @@ export interface ParsedCall {
   /** the official operation name (GerarNfse, …) */
   operation: string;
   soapVersion: '1.1' | '1.2';
+  /** the message root, when the message is the body */
+  root?: string;
   /** the ABRASF message as a standalone document (its own namespace declarations, no envelope context) */
   message: string | null;
   cabecalho: string | null;
@@ -74,14 +76,20 @@ export function parseCall(profile: AbrasfSandboxProfile, body: string): ParsedCa
   if (profile.request === 'bare' || ROOT_TO_OPERATION[first.localName!]) {
     const operation = ROOT_TO_OPERATION[first.localName!];
     if (!operation) return { error: `Mensagem desconhecida: ${first.localName}` };
-    return { operation, soapVersion, message: rawElement(body, first.localName!), ...none };
+    return { operation, soapVersion, root: first.localName!, message: rawElement(body, first.localName!), ...none };
   }
   let wrapper = first;
   const name = first.localName!.replace(/Request$/, '');
   const doubled = child(first, `${name}Request`);
   if (doubled) wrapper = doubled;
-  const operation = profile.operations.find((op) => op.toLowerCase() === name.toLowerCase());
+  const named = profile.operations.find((op) => op.toLowerCase() === name.toLowerCase());
+  // a provider's own name of an official operation (DSF's ConsultarNfseFaixa) is read as the official one
+  const operation = named ? (profile.operationNames?.[named] ?? named) : undefined;
   if (!operation) return { error: `Operação desconhecida: ${first.localName}` };
+  if (profile.stringsWrapper) {
+    const used = doubled ? 'double' : first.localName!.endsWith('Request') ? 'request' : 'operation';
+    if (used !== profile.stringsWrapper) return { error: `Elemento inesperado: ${first.localName}` };
+  }
   const text = (n: string) => {
     const value = child(wrapper, n)?.textContent?.trim();
     return value ? value : null;
@@ -127,16 +135,20 @@ export function soapFault(status: number, code: 'Client' | 'Server', text: strin
 
 /** The answer message in the provider's response idiom. */
 export function soapAnswer(profile: AbrasfSandboxProfile, call: ParsedCall, answerXml: string): SandboxReply {
-  const op =
-    profile.soap.operationCase === 'camel'
-      ? call.operation.charAt(0).toLowerCase() + call.operation.slice(1)
-      : call.operation;
+  const named =
+    Object.entries(profile.operationNames ?? {}).find(([, official]) => official === call.operation)?.[0] ??
+    call.operation;
+  const op = profile.soap.operationCase === 'camel' ? named.charAt(0).toLowerCase() + named.slice(1) : named;
   const ns = profile.soap.namespace;
   const inner =
-    profile.response === 'inline'
-      ? `<ns2:${op}Response xmlns:ns2="${ns}">${answerXml}</ns2:${op}Response>`
-      : profile.response === 'result'
-        ? `<${op}Response xmlns="${ns}"><${op}Result>${escapeXml(answerXml)}</${op}Result></${op}Response>`
-        : `<ns:${op}Response xmlns:ns="${ns}"><outputXML>${escapeXml(answerXml)}</outputXML></ns:${op}Response>`;
+    profile.response === 'bare'
+      ? answerXml
+      : profile.response === 'rootResponse'
+        ? `<${call.root}Response xmlns="${profile.dataNamespace ?? ns}">${answerXml}</${call.root}Response>`
+        : profile.response === 'inline'
+          ? `<ns2:${op}Response xmlns:ns2="${ns}">${answerXml}</ns2:${op}Response>`
+          : profile.response === 'result'
+            ? `<${op}Response xmlns="${ns}"><${op}Result>${escapeXml(answerXml)}</${op}Result></${op}Response>`
+            : `<ns:${op}Response xmlns:ns="${ns}"><outputXML>${escapeXml(answerXml)}</outputXML></ns:${op}Response>`;
   return envelope(200, call.soapVersion, inner);
 }

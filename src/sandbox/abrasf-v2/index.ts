@@ -1,9 +1,22 @@
 import type { MunicipalSandbox } from '../municipal.ts';
-import { type AbrasfSandboxProfile, FIORILLI_PROFILE, WEBISS_PROFILE } from './profiles.ts';
+import {
+  type AbrasfSandboxProfile,
+  EL_PROFILE,
+  ELOTECH_PROFILE,
+  FIORILLI_PROFILE,
+  WEBISS_PROFILE,
+} from './profiles.ts';
+import { GOVDIGITAL_PROFILE } from './baseline.ts';
+import { FUTURIZE_PROFILE } from './futurize.ts';
+import { MEGASOFT_PROFILE } from './megasoft.ts';
+import { GISS_PROFILE } from './giss.ts';
+import { DSF_PROFILE } from './dsf.ts';
+import { ISSNET_PROFILE } from './issnet.ts';
 import { createAbrasfService } from './service.ts';
+import { TINUS_PROFILE } from './tinus.ts';
 
 export { type AbrasfSandboxOptions, createAbrasfService } from './service.ts';
-export { type AbrasfSandboxProfile, FIORILLI_PROFILE, WEBISS_PROFILE } from './profiles.ts';
+export { type AbrasfSandboxProfile, EL_PROFILE, FIORILLI_PROFILE, WEBISS_PROFILE } from './profiles.ts';
 
 function sandboxOf(profile: AbrasfSandboxProfile): MunicipalSandbox {
   return { engine: profile.engine, slug: profile.slug, create: (deps) => createAbrasfService(profile, deps) };
@@ -11,4 +24,13 @@ function sandboxOf(profile: AbrasfSandboxProfile): MunicipalSandbox {
 
 /** The ABRASF 2.0x providers' sandboxes (`/municipal/abrasf-<provider>/<producao|producaorestrita>`). */
 export const fiorilliAbrasfSandbox = sandboxOf(FIORILLI_PROFILE);
+export const issnetSandbox = sandboxOf(ISSNET_PROFILE);
+export const dsfSandbox = sandboxOf(DSF_PROFILE);
 export const webissSandbox = sandboxOf(WEBISS_PROFILE);
+export const megasoftSandbox = sandboxOf(MEGASOFT_PROFILE);
+export const futurizeSandbox = sandboxOf(FUTURIZE_PROFILE);
+export const govdigitalSandbox = sandboxOf(GOVDIGITAL_PROFILE);
+export const elSandbox = sandboxOf(EL_PROFILE);
+export const elotechSandbox = sandboxOf(ELOTECH_PROFILE);
+export const tinusSandbox = sandboxOf(TINUS_PROFILE);
+export const gissSandbox = sandboxOf(GISS_PROFILE);

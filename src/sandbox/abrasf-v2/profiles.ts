@@ -1,4 +1,5 @@
 import type { SchemaName } from '../../xml/xsd.ts';
+import type { ComposeNfseOptions } from './rules.ts';
 
 /**
  * What the generic ABRASF 2.0x sandbox knows of a provider: official and published data only (WSDL operation names
@@ -28,11 +29,49 @@ export interface AbrasfSandboxProfile {
    * element), `bare` (the message is the body).
    */
   request: 'strings' | 'inline' | 'bare';
+  /**
+   * For `strings`: the one wrapper the provider's WSDL/clients use (`request` `<Op>Request`, `operation` `<Op>`,
+   * `double` `<Op><Op>Request>`); absent: any of them is accepted.
+   */
+  stringsWrapper?: 'request' | 'operation' | 'double';
   /** how the answer is written: `outputXML` string, `<Op>Result` string, or the message inline */
-  response: 'outputXML' | 'result' | 'inline';
+  response: 'outputXML' | 'result' | 'inline' | 'bare' | 'rootResponse';
   /** official WSDL operations the provider serves */
   operations: readonly string[];
-  signature: { rps: boolean; lote: boolean; cancel: boolean };
+  /** the provider's own names of official operations (name in `operations` → official name): DSF */
+  operationNames?: Readonly<Record<string, string>>;
+  /**
+   * Who signs what: RPS, lote, cancellation; `queries`: every query but ConsultarLoteRps (Signature last in the root);
+   * `reference: 'document'`: `URI=""` over the element holding the Signature is accepted besides `#Id` (ISSNet).
+   */
+  signature: {
+    rps: boolean;
+    lote: boolean;
+    cancel: boolean;
+    queries?: boolean;
+    reference?: 'id' | 'document';
+    /** ConsultarLoteRps must be signed too, as the other queries (GISS) */
+    pollQuery?: boolean;
+  };
+  /**
+   * Split namespaces (GISS): each message root (request and answer) in its own namespace, keyed by root; `types` the
+   * namespace of the types below them; `localGroups` keep their children in the message namespace; `typeRefs` are
+   * global type elements the messages reference (in `types` wherever they appear).
+   */
+  namespaces?: {
+    messages: Readonly<Record<string, string>>;
+    types: string;
+    localGroups?: readonly string[];
+    typeRefs?: readonly string[];
+  };
+  /** how long an asynchronous lote waits before it is processed, unless the service options say (default 1 s) */
+  holdMs?: number;
+  /** Aliquota is a fraction (GISS: 0.0307); a percentage is refused at processing with E165 */
+  aliquota?: 'fraction';
+  /** operations the provider lists but refuses with a message (GISS: GerarNfse and the synchronous lote, A01) */
+  refusedOperations?: Readonly<Record<string, { codigo: string; mensagem: string }>>;
+  /** the query messages (by RPS, by range) wrap their content in this element (ISSNet `Pedido`) */
+  queryWrapper?: string;
   /** the TLS client certificate is required (E182 otherwise) */
   clientCertificate: boolean;
   /** `username`/`password` after the message (Fiorilli): checked against `knownCredentials`, else any non-empty */
@@ -41,8 +80,26 @@ export interface AbrasfSandboxProfile {
   knownCredentials?: Readonly<Record<string, { username: string; password: string }>>;
   /** NumeroNfseFinal is required in ConsultarNfsePorFaixa (Fiorilli) */
   rangeNeedsEnd?: boolean;
+  /**
+   * Every message opens with `IdentificacaoRequerente{CpfCnpj, InscricaoMunicipal, Senha, Homologa}` (EloTech):
+   * `Homologa` must name the endpoint's environment, `Senha` the taxpayer's password (`knownCredentials`, else any).
+   */
+  requerente?: boolean;
+  /** the lote receipt carries only NumeroLote, and ConsultarLoteRps asks by NumeroLote (EloTech) */
+  pollBy?: 'Protocolo' | 'NumeroLote';
+  /** the NFS-e as the provider writes it: signed or not, DataEmissao as a date, with an InfNfse/ChaveAcesso */
+  nfse?: { signed: boolean; dateOnly: boolean; chaveAcesso: boolean };
+  /** the cancellation answer's elements (default RetCancelamento / Confirmacao) */
+  cancelAnswer?: { ret: string; confirmacao: string };
   /** at most this many NFS-e per query page, RPS per lote */
   limits: { queryPage: number; rpsPerLote: number };
+  /** the provider's NFS-e (tcNfse) when its XSD reshapes the official one */
+  composeNfse?: (options: ComposeNfseOptions) => string;
+  /**
+   * RecepcionarLoteRpsSincrono takes this root instead of EnviarLoteRpsSincronoEnvio (which then gets a SOAP Client
+   * fault) and answers with this root (Futurize: EnviarLoteRpsEnvio / EnviarLoteRpsResposta)
+   */
+  syncBatch?: { requestRoot: string; responseRoot: string };
 }
 
 export const ABRASF_DATA_NS = 'http://www.abrasf.org.br/nfse.xsd';
@@ -101,6 +158,57 @@ export const WEBISS_PROFILE: AbrasfSandboxProfile = {
   limits: { queryPage: 50, rpsPerLote: 50 },
 };
 
+/**
+ * EL 2.04 (briefs/providers-abrasf.md §4: ACBr and a PHP client; no WSDL found): `<Op><Op>Request>` with CDATA
+ * strings in `http://nfse.abrasf.org.br`, answer `outputXML`; plain ABRASF 2.04 XSD; RPS and lote signed, the
+ * cancellation not required to be (ACBr sends it unsigned); client certificate on TLS.
+ */
+export const EL_PROFILE: AbrasfSandboxProfile = {
+  provider: 'EL',
+  engine: 'abrasf-v2:el',
+  slug: 'abrasf-el',
+  family: 'abrasf-v2-el',
+  version: '2.04',
+  schema: 'abrasf204',
+  dataNamespace: ABRASF_DATA_NS,
+  soap: { namespace: 'http://nfse.abrasf.org.br', operationCase: 'pascal' },
+  request: 'strings',
+  stringsWrapper: 'double',
+  response: 'outputXML',
+  operations: ALL_OPERATIONS,
+  signature: { rps: true, lote: true, cancel: false },
+  clientCertificate: true,
+  bodyCredentials: false,
+  limits: { queryPage: 50, rpsPerLote: 50 },
+};
+
+/**
+ * EloTech 2.03 (nfselib HIratiPR-Elotech.wsdl: Spring-WS, the Envio is the body and the Resposta the answer's body;
+ * ELOTECH/nfse_v2_03.xsd with its typo fixed: no signature, IdentificacaoRequerente, ChaveAcesso). Operation names
+ * are the official equivalents of EloTech's (EnviarLoteRps…); there is no GerarNfse.
+ */
+export const ELOTECH_PROFILE: AbrasfSandboxProfile = {
+  provider: 'EloTech',
+  engine: 'abrasf-v2:elotech',
+  slug: 'abrasf-elotech',
+  family: 'abrasf-v2-elotech',
+  version: '2.03',
+  schema: 'abrasf203Elotech',
+  dataNamespace: 'http://shad.elotech.com.br/schemas/iss/nfse_v2_03.xsd',
+  soap: { namespace: 'http://shad.elotech.com.br/schemas/iss/nfse_v2_03.xsd', operationCase: 'pascal' },
+  request: 'bare',
+  response: 'bare',
+  operations: ALL_OPERATIONS.filter((op) => op !== 'GerarNfse'),
+  signature: { rps: false, lote: false, cancel: false },
+  clientCertificate: false,
+  bodyCredentials: false,
+  requerente: true,
+  pollBy: 'NumeroLote',
+  nfse: { signed: false, dateOnly: true, chaveAcesso: true },
+  cancelAnswer: { ret: 'tcRetCancelamento', confirmacao: 'ConfirmacaoCancelamento' },
+  limits: { queryPage: 50, rpsPerLote: 50 },
+};
+
 /** The official messages of the ABRASF 2.0x error table the sandbox answers with (erros_e_alertas_2.03.csv). */
 export const OFFICIAL_MESSAGES: Record<string, string> = {
   E2: 'Data de competência superior a de emissão do RPS.',
@@ -112,6 +220,7 @@ export const OFFICIAL_MESSAGES: Record<string, string> = {
   E92: 'RPS ainda não convertido em NFS-e.',
   E157: 'Usuário não tem autorização para solicitar o serviço.',
   E160: 'Arquivo em desacordo com o XML Schema.',
+  E165: 'Alíquota do serviço inválida',
   E171: 'O usuário não tem autorização para assinar RPS para o prestador de serviço',
   E172: 'Arquivo enviado com erro na assinatura.',
   E174: 'RPS não assinado.',

@@ -52,8 +52,8 @@ export function cpfCnpjOf(el: Element | null): string {
 export const serialize = (node: Node) => new XMLSerializer().serializeToString(node);
 
 /** The enveloped signature of `signed` (a Signature sibling inside its parent), with the signer's CNPJ/CPF. */
-export function verifySigned(xml: string, signed: Element): SignatureCheck {
-  return verifyEnvelopedSignature(xml, signed.parentNode as Element, signed);
+export function verifySigned(xml: string, signed: Element, documentReference = false): SignatureCheck {
+  return verifyEnvelopedSignature(xml, signed.parentNode as Element, signed, { documentReference });
 }
 
 export function hasSignature(parent: Element): boolean {
@@ -110,10 +110,15 @@ export function readRps(rps: Element): RpsData {
  * The signature checks of one RPS (E174 unsigned, E324 invalid, E171 signed by someone else than its prestador).
  * `required`: the provider signs RPS.
  */
-export function checkRpsSignature(xml: string, rps: RpsData, required: boolean): Mensagem | null {
+export function checkRpsSignature(
+  xml: string,
+  rps: RpsData,
+  required: boolean,
+  documentReference = false,
+): Mensagem | null {
   const parent = rps.inf.parentNode as Element;
   if (!hasSignature(parent)) return required ? official('E174', undefined, rps.ident) : null;
-  const check = verifySigned(xml, rps.inf);
+  const check = verifySigned(xml, rps.inf, documentReference);
   if (!check.ok) return official('E324', check.detail, rps.ident);
   const signer = check.value.identity.cnpj ?? check.value.identity.cpf ?? '';
   if (!signer || rootOf(signer) !== rootOf(rps.prestador)) {
@@ -131,8 +136,7 @@ export const verificationCode = () =>
 
 const money = (value: number) => value.toFixed(2);
 
-/** The NFS-e (tcNfse) of an RPS, signed by the sandbox on InfNfse as a provider's server does. */
-export function composeNfse(options: {
+export interface ComposeNfseOptions {
   dataNamespace: string | null;
   version: string;
   numero: string;
@@ -141,7 +145,14 @@ export function composeNfse(options: {
   rps: RpsData;
   razaoSocial: string;
   signer: SandboxSigner;
-}): string {
+  /** false: the NFS-e is returned unsigned */
+  signed?: boolean;
+  /** InfNfse/ChaveAcesso, when the provider writes one */
+  chaveAcesso?: string;
+}
+
+/** The NFS-e (tcNfse) of an RPS, signed by the sandbox on InfNfse as a provider's server does. */
+export function composeNfse(options: ComposeNfseOptions): string {
   const { rps } = options;
   const ns = options.dataNamespace ? ` xmlns="${options.dataNamespace}"` : '';
   const city = findMunicipality(rps.codigoMunicipio);
@@ -151,16 +162,19 @@ export function composeNfse(options: {
     value ? `<${name}>${escapeXml(value)}</${name}>` : '';
   const prestadorId = `<CpfCnpj>${rps.prestador.length === 11 ? el('Cpf', rps.prestador) : el('Cnpj', rps.prestador)}</CpfCnpj>`;
   const unsigned =
-    `<Nfse${ns} versao="${options.version}"><InfNfse Id="NFSE${rps.prestador}N${options.numero}">` +
+    `<Nfse${ns} versao="${options.version}"><InfNfse${options.signed === false ? '' : ` Id="NFSE${rps.prestador}N${options.numero}"`}>` +
     el('Numero', options.numero) +
     el('CodigoVerificacao', options.codigoVerificacao) +
     el('DataEmissao', options.dataEmissao) +
     `<ValoresNfse>${el('BaseCalculo', money(base))}${el('Aliquota', rps.aliquota)}` +
     `${rps.valorIss > 0 ? el('ValorIss', money(rps.valorIss)) : ''}${el('ValorLiquidoNfse', money(liquido))}</ValoresNfse>` +
-    `<PrestadorServico><IdentificacaoPrestador>${prestadorId}${el('InscricaoMunicipal', rps.inscricaoMunicipal)}</IdentificacaoPrestador>` +
+    // ABRASF 2.04's tcDadosPrestador has no IdentificacaoPrestador (the prestador is in the declaration)
+    `<PrestadorServico>${options.version === '2.04' ? '' : `<IdentificacaoPrestador>${prestadorId}${el('InscricaoMunicipal', rps.inscricaoMunicipal)}</IdentificacaoPrestador>`}` +
     `${el('RazaoSocial', options.razaoSocial.slice(0, 150) || rps.prestador)}<Endereco>${el('CodigoMunicipio', rps.codigoMunicipio)}${el('Uf', city?.uf)}</Endereco></PrestadorServico>` +
     `<OrgaoGerador>${el('CodigoMunicipio', rps.codigoMunicipio)}${el('Uf', city?.uf ?? 'SP')}</OrgaoGerador>` +
-    `<DeclaracaoPrestacaoServico>${rps.declaracaoXml}</DeclaracaoPrestacaoServico></InfNfse></Nfse>`;
+    `<DeclaracaoPrestacaoServico>${rps.declaracaoXml}</DeclaracaoPrestacaoServico>` +
+    `${el('ChaveAcesso', options.chaveAcesso)}</InfNfse></Nfse>`;
+  if (options.signed === false) return unsigned;
   return signEnveloped(
     unsigned,
     { rootName: 'Nfse', elementName: 'InfNfse' },

@@ -1,11 +1,13 @@
-import { randomInt } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { join } from 'node:path';
+import { splitNamespaces } from '../../xml/split-namespaces.ts';
 import { validateXml } from '../../xml/xsd.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import { child, childElements, parseDom, textAt } from '../kit/xml-dom.ts';
 import type { MunicipalSandboxDependencies } from '../municipal.ts';
 import { brasiliaDateTime } from '../sefin/time.ts';
 import { type ParsedCall, parseCall, soapAnswer, soapFault } from './envelope.ts';
+import { nationalKeyIn } from './national-nfse.ts';
 import type { AbrasfSandboxProfile } from './profiles.ts';
 import {
   checkRpsSignature,
@@ -60,15 +62,31 @@ interface Lote {
 
 export function createAbrasfService(profile: AbrasfSandboxProfile, options: AbrasfSandboxOptions): SandboxService {
   const { now, logger, signer } = options;
-  const holdMs = options.holdMs ?? 1_000;
+  const holdMs = options.holdMs ?? profile.holdMs ?? 1_000;
   const store = new AbrasfStore(options.dataDir ? join(options.dataDir, profile.family, 'store.jsonl') : null, (m) =>
     logger.warn(m),
   );
   const lotes = new Map<string, Lote>();
+  const byDocument = profile.signature.reference === 'document';
   const ns = profile.dataNamespace ? ` xmlns="${profile.dataNamespace}"` : '';
-  const message = (root: string, inner: string) => `<${root}${ns}>${inner}</${root}>`;
+  const split = profile.namespaces;
+  const message = (root: string, inner: string) =>
+    split?.messages[root]
+      ? splitNamespaces(
+          `<${root}>${inner}</${root}>`,
+          split.messages[root],
+          split.types,
+          split.localGroups,
+          split.typeRefs,
+        )
+      : `<${root}${ns}>${inner}</${root}>`;
   const compNfse = (n: IssuedNfse) =>
     `<CompNfse${ns}>${n.nfseXml}${n.cancelamento ? n.cancelamento.xml : ''}</CompNfse>`;
+
+  /** the note's ChaveAcesso (32 hex digits, derived from what the store keeps) */
+  const chaveOf = (prestador: string, numero: string, codigo: string) =>
+    createHash('md5').update(`${profile.slug}:${prestador}:${numero}:${codigo}`).digest('hex');
+  const byNumeroLote = profile.pollBy === 'NumeroLote';
 
   function waitingLoteOf(env: Ambiente, prestador: string, ident: RpsData['ident']): Lote | undefined {
     return [...lotes.values()].find(
@@ -82,11 +100,14 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     );
   }
 
+  /** DataRecebimento: a date in the providers whose XSD says tsData (EloTech), else a date-time */
+  const receivedOn = (at: Date) => (profile.nfse?.dateOnly ? brasiliaDateTime(at).slice(0, 10) : brasiliaDateTime(at));
+
   /** The checks every emission runs on its RPS at receipt: signatures, signer, duplicates. */
   function checkRpsAtReceipt(env: Ambiente, xml: string, rpsList: RpsData[]): Mensagem[] {
     const out: Mensagem[] = [];
     for (const rps of rpsList) {
-      const signature = checkRpsSignature(xml, rps, profile.signature.rps);
+      const signature = checkRpsSignature(xml, rps, profile.signature.rps, byDocument);
       if (signature) out.push(signature);
       else if (
         store.findByRps(env, rps.prestador, rps.ident.numero, rps.ident.serie, rps.ident.tipo) ||
@@ -104,12 +125,14 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     const numero = store.nextNumber(env, rps.prestador);
     const codigoVerificacao = verificationCode();
     const dataEmissao = brasiliaDateTime(now());
-    const nfseXml = composeNfse({
+    const nfseXml = (profile.composeNfse ?? composeNfse)({
+      ...(profile.nfse ? { signed: profile.nfse.signed } : {}),
+      ...(profile.nfse?.chaveAcesso ? { chaveAcesso: chaveOf(rps.prestador, numero, codigoVerificacao) } : {}),
+      dataEmissao: profile.nfse?.dateOnly ? dataEmissao.slice(0, 10) : dataEmissao,
       dataNamespace: profile.dataNamespace,
       version: profile.version,
       numero,
       codigoVerificacao,
-      dataEmissao,
       rps,
       razaoSocial,
       signer,
@@ -135,9 +158,11 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     return rpsList.flatMap((r) =>
       r.competencia > r.dataEmissao
         ? [official('E2', `Competência ${r.competencia}, emissão ${r.dataEmissao}.`, r.ident)]
-        : store.findByRps(env, r.prestador, r.ident.numero, r.ident.serie, r.ident.tipo)
-          ? [official('E10', undefined, r.ident)]
-          : [],
+        : profile.aliquota === 'fraction' && Number(r.aliquota ?? 0) >= 1
+          ? [official('E165', `Alíquota ${r.aliquota}: informe a fração (3,07 % = 0.0307).`, r.ident)]
+          : store.findByRps(env, r.prestador, r.ident.numero, r.ident.serie, r.ident.tipo)
+            ? [official('E10', undefined, r.ident)]
+            : [],
     );
   }
 
@@ -161,7 +186,7 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     const answerRoot = {
       GerarNfse: 'GerarNfseResposta',
       RecepcionarLoteRps: 'EnviarLoteRpsResposta',
-      RecepcionarLoteRpsSincrono: 'EnviarLoteRpsSincronoResposta',
+      RecepcionarLoteRpsSincrono: profile.syncBatch?.responseRoot ?? 'EnviarLoteRpsSincronoResposta',
     }[call.operation]!;
     const refuse = (mensagens: Mensagem[]) => message(answerRoot, listaMensagens(mensagens));
     const lote = call.operation === 'GerarNfse' ? null : child(root, 'LoteRps');
@@ -175,10 +200,10 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
       }
       if (profile.signature.lote) {
         if (!hasSignature(root)) return refuse([official('E172', 'Lote não assinado.')]);
-        const check = verifySigned(xml, lote);
+        const check = verifySigned(xml, lote, byDocument);
         if (!check.ok) return refuse([official('E325', check.detail)]);
         const signer = check.value.identity.cnpj ?? check.value.identity.cpf ?? '';
-        if (rootOf(signer) !== rootOf(cpfCnpjOf(lote)))
+        if (rootOf(signer) !== rootOf(cpfCnpjOf(child(lote, 'Prestador') ?? lote)))
           return refuse([official('E157', `Lote assinado por ${signer}.`)]);
       }
     }
@@ -191,7 +216,7 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
         protocolo: `${Date.now()}${randomInt(100_000, 999_999)}`,
         env,
         numeroLote: textAt(lote, 'NumeroLote') ?? '',
-        prestador: cpfCnpjOf(lote),
+        prestador: cpfCnpjOf(child(lote, 'Prestador') ?? lote),
         receivedAt: now(),
         status: 'waiting',
         rps: rpsList,
@@ -202,7 +227,7 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
       lotes.set(received.protocolo, received);
       return message(
         answerRoot,
-        `<NumeroLote>${received.numeroLote}</NumeroLote><DataRecebimento>${brasiliaDateTime(received.receivedAt)}</DataRecebimento><Protocolo>${received.protocolo}</Protocolo>`,
+        `<NumeroLote>${received.numeroLote}</NumeroLote><DataRecebimento>${receivedOn(received.receivedAt)}</DataRecebimento>${byNumeroLote ? '' : `<Protocolo>${received.protocolo}</Protocolo>`}`,
       );
     }
     const errors = call.operation === 'RecepcionarLoteRpsSincrono' ? processingErrors(env, rpsList) : [];
@@ -210,25 +235,30 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     const issued = rpsList.map((r) => issue(env, r, razaoSocial));
     const head =
       call.operation === 'RecepcionarLoteRpsSincrono'
-        ? `<NumeroLote>${textAt(lote, 'NumeroLote')}</NumeroLote><DataRecebimento>${brasiliaDateTime(now())}</DataRecebimento><Protocolo>${Date.now()}${randomInt(100_000, 999_999)}</Protocolo>`
+        ? `<NumeroLote>${textAt(lote, 'NumeroLote')}</NumeroLote><DataRecebimento>${receivedOn(now())}</DataRecebimento>${byNumeroLote ? '' : `<Protocolo>${Date.now()}${randomInt(100_000, 999_999)}</Protocolo>`}`
         : '';
     return message(answerRoot, `${head}<ListaNfse>${issued.map(compNfse).join('')}</ListaNfse>`);
   }
 
   /** The signer's name (its certificate CN before `:`), as the provider's taxpayer register would hold it. */
   function razaoSocialOf(xml: string, rps: RpsData): string {
-    const check = verifySigned(xml, rps.inf);
+    const check = verifySigned(xml, rps.inf, byDocument);
     return check.ok ? (check.value.identity.subjectCN.split(':')[0]?.trim() ?? '') : '';
   }
 
   function consultarLote(env: Ambiente, root: Element): string {
     settle();
-    const protocolo = textAt(root, 'Protocolo')?.trim() ?? '';
-    const lote = lotes.get(protocolo);
+    const protocolo = textAt(root, byNumeroLote ? 'NumeroLote' : 'Protocolo')?.trim() ?? '';
+    const requester = cpfCnpjOf(requesterOf(root));
+    const lote = byNumeroLote
+      ? [...lotes.values()]
+          .reverse()
+          .find((l) => l.numeroLote === protocolo && rootOf(l.prestador) === rootOf(requester))
+      : lotes.get(protocolo);
     const reply = (situacao: string, inner: string) =>
       message('ConsultarLoteRpsResposta', `<Situacao>${situacao}</Situacao>${inner}`);
-    if (!lote || lote.env !== env || rootOf(lote.prestador) !== rootOf(cpfCnpjOf(child(root, 'Prestador')))) {
-      return reply('1', listaMensagens([official('E86', `Protocolo ${protocolo}.`)]));
+    if (!lote || lote.env !== env || rootOf(lote.prestador) !== rootOf(requester)) {
+      return reply('1', listaMensagens([official(byNumeroLote ? 'E87' : 'E86', `Lote ${protocolo}.`)]));
     }
     if (lote.status === 'waiting') return reply('2', listaMensagens([official('E178')]));
     if (lote.status === 'error') return reply('3', listaMensagens(lote.mensagens, true));
@@ -241,7 +271,7 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
   function consultarPorRps(env: Ambiente, root: Element): string {
     settle();
     const ident = child(root, 'IdentificacaoRps');
-    const prestador = cpfCnpjOf(child(root, 'Prestador'));
+    const prestador = cpfCnpjOf(requesterOf(root));
     const numero = String(Number(textAt(ident, 'Numero') ?? '0'));
     const serie = (textAt(ident, 'Serie') ?? '').trim();
     const tipo = textAt(ident, 'Tipo') ?? '1';
@@ -252,7 +282,7 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
   }
 
   function consultarFaixa(env: Ambiente, root: Element): string {
-    const prestador = cpfCnpjOf(child(root, 'Prestador'));
+    const prestador = cpfCnpjOf(requesterOf(root));
     const from = Number(textAt(root, 'Faixa/NumeroNfseInicial') ?? '0');
     const final = textAt(root, 'Faixa/NumeroNfseFinal');
     if (profile.rangeNeedsEnd && !final) {
@@ -273,7 +303,7 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     const inf = child(pedido, 'InfPedidoCancelamento')!;
     if (profile.signature.cancel) {
       if (!hasSignature(pedido)) return refuse(official('E180'));
-      const check = verifySigned(xml, inf);
+      const check = verifySigned(xml, inf, byDocument);
       if (!check.ok) return refuse(official('E172', check.detail));
       const signer = check.value.identity.cnpj ?? check.value.identity.cpf ?? '';
       if (rootOf(signer) !== rootOf(cpfCnpjOf(child(inf, 'IdentificacaoNfse')))) {
@@ -287,15 +317,40 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     const nfse = store.find(env, prestador, numero);
     if (!nfse) return refuse(official('E78', `NFS-e ${numero}.`));
     if (nfse.cancelamento) return refuse(official('E79', `Cancelada em ${nfse.cancelamento.dataHora}.`));
+    const adn = textAt(inf, 'ADNChave');
+    if (adn && adn !== nationalKeyIn(nfse.nfseXml))
+      return refuse(official('E78', `ADNChave ${adn} não é a da NFS-e ${numero}.`));
+    const chave = textAt(inf, 'ChaveAcesso');
+    if (profile.nfse?.chaveAcesso && chave?.toLowerCase() !== chaveOf(prestador, numero, nfse.codigoVerificacao)) {
+      return refuse(official('E78', `ChaveAcesso ${chave ?? '(ausente)'} não corresponde à NFS-e ${numero}.`));
+    }
     const dataHora = brasiliaDateTime(now());
+    const shape = profile.cancelAnswer ?? { ret: 'RetCancelamento', confirmacao: 'Confirmacao' };
+    const idAttr = profile.cancelAnswer ? '' : ` Id="CONF${prestador}N${numero}"`;
     const cancelamento =
-      `<NfseCancelamento versao="${profile.version}"><Confirmacao Id="CONF${prestador}N${numero}">` +
-      `<Pedido>${childElements(pedido).map(serialize).join('')}</Pedido><DataHora>${dataHora}</DataHora></Confirmacao></NfseCancelamento>`;
+      `<NfseCancelamento versao="${profile.version}"><${shape.confirmacao}${idAttr}>` +
+      `<Pedido>${childElements(pedido).map(serialize).join('')}</Pedido><DataHora>${dataHora}</DataHora></${shape.confirmacao}></NfseCancelamento>`;
     store.cancel(env, prestador, numero, dataHora, cancelamento);
-    return message('CancelarNfseResposta', `<RetCancelamento>${cancelamento}</RetCancelamento>`);
+    return message('CancelarNfseResposta', `<${shape.ret}>${cancelamento}</${shape.ret}>`);
   }
 
-  function credentialProblem(call: ParsedCall, root: Element): Mensagem | null {
+  /** who asks: the Prestador of a query, else the IdentificacaoRequerente (EloTech) */
+  const requesterOf = (root: Element) => child(root, 'Prestador') ?? child(root, 'IdentificacaoRequerente');
+
+  function credentialProblem(env: Ambiente, call: ParsedCall, root: Element): Mensagem | null {
+    if (profile.requerente) {
+      const requerente = child(root, 'IdentificacaoRequerente');
+      const homologa = textAt(requerente, 'Homologa') === 'true' || textAt(requerente, 'Homologa') === '1';
+      if (homologa !== (env === 2)) {
+        return official(
+          'E179',
+          `Homologa ${textAt(requerente, 'Homologa')} em ambiente de ${env === 2 ? 'homologação' : 'produção'}.`,
+        );
+      }
+      const known = profile.knownCredentials?.[cpfCnpjOf(requerente)];
+      if (known && known.password !== textAt(requerente, 'Senha')) return official('E179', 'Senha inválida.');
+      return null;
+    }
     if (!profile.bodyCredentials) return null;
     if (!call.username || !call.password) return official('E179', 'Informe username e password.');
     const cnpj = digitsOf(root.getElementsByTagNameNS('*', 'Cnpj')[0]?.textContent);
@@ -316,11 +371,26 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     CancelarNfse: 'CancelarNfseResposta',
   };
 
+  /** A signed query (ISSNet, DSF): the Signature last in the message root, by the requester (E172 / E157). */
+  function querySignatureProblem(xml: string, root: Element, queried: Element): Mensagem | null {
+    if (!hasSignature(root)) return official('E172', 'Consulta não assinada.');
+    // queries are signed at their root: `URI=""` is always accepted there (ISSNet, GISS), `#Id` when it has one
+    const check = verifySigned(xml, queried === root ? childElements(root)[0]! : queried, true);
+    if (!check.ok) return official('E172', check.detail);
+    const signer = check.value.identity.cnpj ?? check.value.identity.cpf ?? '';
+    const requester = cpfCnpjOf(child(queried, 'Prestador'));
+    return rootOf(signer) === rootOf(requester) ? null : official('E157', `Consulta assinada por ${signer}.`);
+  }
+
   function soapPost(req: SandboxRequest): SandboxReply {
     const env: Ambiente = req.params.ambiente === 'producao' ? 1 : 2;
     const call = parseCall(profile, req.body.toString('utf8'));
     if ('error' in call) return soapFault(500, 'Client', call.error);
-    const answerRoot = RESPONSE_ROOTS[call.operation];
+    const served =
+      profile.operations.includes(call.operation) ||
+      Object.values(profile.operationNames ?? {}).includes(call.operation);
+    const sync = call.operation === 'RecepcionarLoteRpsSincrono' ? profile.syncBatch : undefined;
+    const answerRoot = served ? (sync?.responseRoot ?? RESPONSE_ROOTS[call.operation]) : undefined;
     if (!answerRoot)
       return soapFault(500, 'Client', `Operação ${call.operation} não simulada pelo sandbox.`, call.soapVersion);
     const answer = (inner: string) => soapAnswer(profile, call, inner);
@@ -329,15 +399,29 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     if (call.cabecalho) {
       const versao = /<versaoDados>([^<]+)<\/versaoDados>/.exec(call.cabecalho)?.[1];
       if (!versao || !/^\d\.\d\d$/.test(versao)) return refuse([official('E183')]);
+      // split namespaces (GISS): the header is a message of its own schema (its namespace, versao, versaoDados)
+      if (split && !validateXml(profile.schema, call.cabecalho).ok) return refuse([official('E183')]);
     }
     const xml = call.message;
     if (!xml) return refuse([official('E160', 'Mensagem ausente.')]);
+    const messageRoot = /^(?:<\?xml[^>]*\?>)?\s*<(?:\w+:)?(\w+)/.exec(xml.trim())?.[1];
+    if (sync && messageRoot !== sync.requestRoot)
+      return soapFault(500, 'Client', `Método não disponível: ${call.operation} espera ${sync.requestRoot}.`);
     const xsd = validateXml(profile.schema, xml);
     if (!xsd.ok)
       return refuse([official('E160', xsd.errors[0]), ...xsd.errors.slice(1, 5).map((e) => official('E160', e))]);
     const root = parseDom(xml).documentElement!;
-    const credentials = credentialProblem(call, root);
+    const credentials = credentialProblem(env, call, root);
     if (credentials) return refuse([credentials]);
+    const refused = profile.refusedOperations?.[call.operation];
+    if (refused) return refuse([refused]);
+    const query =
+      call.operation === 'ConsultarNfsePorRps' ||
+      call.operation === 'ConsultarNfsePorFaixa' ||
+      (call.operation === 'ConsultarLoteRps' && profile.signature.pollQuery === true);
+    const queried = (query && profile.queryWrapper && child(root, profile.queryWrapper)) || root;
+    const unsignedQuery = query && profile.signature.queries ? querySignatureProblem(xml, root, queried) : null;
+    if (unsignedQuery) return refuse([unsignedQuery]);
     switch (call.operation) {
       case 'GerarNfse':
       case 'RecepcionarLoteRps':
@@ -346,9 +430,9 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
       case 'ConsultarLoteRps':
         return answer(consultarLote(env, root));
       case 'ConsultarNfsePorRps':
-        return answer(consultarPorRps(env, root));
+        return answer(consultarPorRps(env, queried));
       case 'ConsultarNfsePorFaixa':
-        return answer(consultarFaixa(env, root));
+        return answer(consultarFaixa(env, queried));
       default:
         return answer(cancelar(env, xml, root));
     }

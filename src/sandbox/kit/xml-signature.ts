@@ -27,8 +27,15 @@ const RSA_ALGORITHMS = new Set([
 /**
  * Verifies the enveloped signature that follows `signed` inside `root` (`<root><signed Id=…/><Signature/></root>`):
  * a single Reference to `#Id`, an RSA algorithm, and the key of the X509Certificate in KeyInfo.
+ * `documentReference`: a Reference `URI=""` is accepted too, over `root` taken as a document of its own (ISSNet signs
+ * the Rps, the Pedido and the messages so, each before it is put in a larger message).
  */
-export function verifyEnvelopedSignature(xml: string, root: Element, signed: Element): SignatureCheck {
+export function verifyEnvelopedSignature(
+  xml: string,
+  root: Element,
+  signed: Element,
+  options: { documentReference?: boolean } = {},
+): SignatureCheck {
   const signatures = childElements(root).filter((e) => e.localName === 'Signature' && e.namespaceURI === XMLDSIG_NS);
   if (signatures.length === 0) return { ok: false, reason: 'missing', detail: 'Assinatura ausente.' };
   if (signatures.length > 1) return { ok: false, reason: 'invalid', detail: 'Mais de uma assinatura.' };
@@ -38,7 +45,9 @@ export function verifyEnvelopedSignature(xml: string, root: Element, signed: Ele
   const references = childElements(child(signature, 'SignedInfo') ?? signature).filter(
     (e) => e.localName === 'Reference',
   );
-  if (references.length !== 1 || references[0].getAttribute('URI') !== `#${id}`) {
+  const uri = references.length === 1 ? references[0].getAttribute('URI') : null;
+  const wholeDocument = options.documentReference === true && uri === '';
+  if (references.length !== 1 || (uri !== `#${id}` && !wholeDocument)) {
     return { ok: false, reason: 'invalid', detail: `A assinatura deve ter uma única referência a #${id}.` };
   }
   const algorithm = at(signature, 'SignedInfo/SignatureMethod')?.getAttribute('Algorithm') ?? '';
@@ -59,7 +68,7 @@ export function verifyEnvelopedSignature(xml: string, root: Element, signed: Ele
   try {
     const verifier = new SignedXml({ publicCert: certificate.toString() });
     verifier.loadSignature(new XMLSerializer().serializeToString(signature));
-    if (!verifier.checkSignature(xml)) {
+    if (!verifier.checkSignature(wholeDocument ? new XMLSerializer().serializeToString(root) : xml)) {
       return { ok: false, reason: 'invalid', detail: 'Valor de digest ou de assinatura não confere.' };
     }
   } catch (err) {
