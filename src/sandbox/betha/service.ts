@@ -6,23 +6,13 @@ import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server
 import { childElements, escapeXml, parseDom, rootElementText, textAt } from '../kit/xml-dom.ts';
 import { type SandboxSigner, signEnveloped, verifyEnvelopedSignature } from '../kit/xml-signature.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
-import { buildAccessKey } from '../sefin/access-key.ts';
 import { type MensagemProcessamento, officialMessage } from '../sefin/codes.ts';
-import {
-  checkDpsRules,
-  type DpsData,
-  EVERYONE_REGISTERED,
-  identifierInscricao,
-  inscricaoOf,
-  inscricaoRoot,
-  readDps,
-  stripZeros,
-} from '../sefin/dps.ts';
+import { checkDpsRules, type DpsData, EVERYONE_REGISTERED, inscricaoOf, inscricaoRoot, readDps } from '../sefin/dps.ts';
 import { checkEventRules, composeEvento, readPedido } from '../sefin/events.ts';
-import { composeNfse } from '../sefin/nfse-builder.ts';
+import { issueNationalNfse } from '../sefin/issue-nfse.ts';
 import { createSefinService } from '../sefin/service.ts';
 import { type Ambiente, SefinStore } from '../sefin/store.ts';
-import { brasiliaDateTime, brasiliaYearMonth } from '../sefin/time.ts';
+import { brasiliaDateTime } from '../sefin/time.ts';
 import { NFSE_NS } from '../sefin/xml.ts';
 
 /**
@@ -325,53 +315,20 @@ export function createBethaService(options: BethaSandboxOptions): SandboxService
       s.mensagens = errors.map(toMensagem);
       return;
     }
-    const ident = identifierInscricao(dps.emitter)!;
-    const emitente = inscricaoOf(dps.emitter)!;
-    const nNFSe = store.nextNfseNumber(s.env, dps.cLocEmi, emitente);
-    const nDFSe = store.nextDfseNumber(s.env);
-    let chaveAcesso: string;
-    do {
-      chaveAcesso = buildAccessKey({
-        cMun: dps.cLocEmi,
-        ambGer: 2,
-        tpInsc: ident.tpInsc,
-        inscricao: ident.inscricao,
-        nNFSe,
-        aamm: brasiliaYearMonth(at),
-      });
-    } while (store.findByKey(s.env, chaveAcesso));
-    const dhProc = brasiliaDateTime(at);
-    const unsigned = composeNfse({
+    const record = issueNationalNfse({
+      env: s.env,
+      at,
       dps,
       dpsRaw: rootElementText(s.nationalXml, 'DPS'),
-      chaveAcesso,
-      nNFSe,
-      nDFSe,
-      dhProc,
+      registeredName: s.registeredName,
+      store,
+      signer: signer as SandboxSigner,
       verAplic: APP_VERSION,
       defaultIssRate: 2,
-      registeredName: s.registeredName,
-    });
-    const nfseXml = signEnveloped(unsigned, { rootName: 'NFSe', elementName: 'infNFSe' }, signer as SandboxSigner);
-    store.addNfse({
-      environment: s.env,
-      chaveAcesso,
-      idDps: dps.id,
-      nNFSe: String(nNFSe),
-      nDFSe: String(nDFSe),
-      cLocEmi: dps.cLocEmi,
-      emitente,
-      prestador: inscricaoOf(dps.prest),
-      tomador: inscricaoOf(dps.toma),
-      intermediario: inscricaoOf(dps.interm),
-      serie: stripZeros(dps.serie),
-      nDPS: stripZeros(dps.nDPS),
-      dhProc,
-      nfseXml,
     });
     s.status = 'done';
-    s.chaveAcesso = chaveAcesso;
-    logger.info(`sandbox Betha: NFS-e ${chaveAcesso} issued for protocol ${s.protocolo}`);
+    s.chaveAcesso = record.chaveAcesso;
+    logger.info(`sandbox Betha: NFS-e ${record.chaveAcesso} issued for protocol ${s.protocolo}`);
   }
 
   function processCancellation(s: Submission, at: Date): void {

@@ -5,22 +5,12 @@ import { type PeerCertificate, readIcpBrasilIdentity } from '../kit/client-certi
 import type { SandboxReply, SandboxRequest, SandboxRoute } from '../kit/server.ts';
 import { type SandboxSigner, signEnveloped, verifyEnvelopedSignature } from '../kit/xml-signature.ts';
 import { rootElementText } from '../kit/xml-dom.ts';
-import { buildAccessKey } from '../sefin/access-key.ts';
 import { type MensagemProcessamento, officialMessage } from '../sefin/codes.ts';
-import {
-  checkDpsRules,
-  type DpsData,
-  EVERYONE_REGISTERED,
-  identifierInscricao,
-  inscricaoOf,
-  inscricaoRoot,
-  readDps,
-  stripZeros,
-} from '../sefin/dps.ts';
+import { checkDpsRules, type DpsData, EVERYONE_REGISTERED, inscricaoOf, inscricaoRoot, readDps } from '../sefin/dps.ts';
 import { checkEventRules, composeEvento, readPedido } from '../sefin/events.ts';
-import { composeNfse } from '../sefin/nfse-builder.ts';
+import { issueNationalNfse } from '../sefin/issue-nfse.ts';
 import { type Ambiente, type IssuedRecord, SefinStore } from '../sefin/store.ts';
-import { brasiliaDateTime, brasiliaYearMonth } from '../sefin/time.ts';
+import { brasiliaDateTime } from '../sefin/time.ts';
 import { receiveDocument } from '../sefin/xml.ts';
 
 /**
@@ -105,54 +95,17 @@ export function issueNfse(
   store: SefinStore,
   signer: SandboxSigner,
 ): IssuedRecord {
-  const { dps } = accepted;
-  const ident = identifierInscricao(dps.emitter)!;
-  const emitente = inscricaoOf(dps.emitter)!;
-  const nNFSe = store.nextNfseNumber(env, dps.cLocEmi, emitente);
-  const nDFSe = store.nextDfseNumber(env);
-  const dhProc = brasiliaDateTime(at);
-  let chaveAcesso: string;
-  do {
-    chaveAcesso = buildAccessKey({
-      cMun: dps.cLocEmi,
-      ambGer: 2,
-      tpInsc: ident.tpInsc,
-      inscricao: ident.inscricao,
-      nNFSe,
-      aamm: brasiliaYearMonth(at),
-    });
-  } while (store.findByKey(env, chaveAcesso));
-  const unsigned = composeNfse({
-    dps,
+  return issueNationalNfse({
+    env,
+    at,
+    dps: accepted.dps,
     dpsRaw: rootElementText(accepted.xml, 'DPS'),
-    chaveAcesso,
-    nNFSe,
-    nDFSe,
-    dhProc,
+    registeredName: accepted.registeredName,
+    store,
+    signer,
     verAplic: SANDBOX_APP_VERSION,
     defaultIssRate: 2,
-    registeredName: accepted.registeredName,
   });
-  const nfseXml = signEnveloped(unsigned, { rootName: 'NFSe', elementName: 'infNFSe' }, signer);
-  const check = validateXml('NFSe', nfseXml);
-  if (!check.ok) throw new Error(`sandbox generated an NFS-e that fails NFSe_v1.01.xsd: ${check.errors.join(' | ')}`);
-  store.addNfse({
-    environment: env,
-    chaveAcesso,
-    idDps: dps.id,
-    nNFSe: String(nNFSe),
-    nDFSe: String(nDFSe),
-    cLocEmi: dps.cLocEmi,
-    emitente,
-    prestador: inscricaoOf(dps.prest),
-    tomador: inscricaoOf(dps.toma),
-    intermediario: inscricaoOf(dps.interm),
-    serie: stripZeros(dps.serie),
-    nDPS: stripZeros(dps.nDPS),
-    dhProc,
-    nfseXml,
-  });
-  return store.findByKey(env, chaveAcesso)!;
 }
 
 /** A raw, signed pedRegEvento: reception, schema, signature, author, the national event rules; then the evento. */

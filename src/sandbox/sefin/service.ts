@@ -11,21 +11,12 @@ import {
 } from '../kit/server.ts';
 import { type SandboxSigner, signEnveloped, verifyEnvelopedSignature } from '../kit/xml-signature.ts';
 import { rootElementText } from '../kit/xml-dom.ts';
-import { buildAccessKey } from './access-key.ts';
 import { httpMessage, type MensagemProcessamento, officialMessage } from './codes.ts';
-import {
-  checkDpsRules,
-  type DpsData,
-  identifierInscricao,
-  inscricaoOf,
-  inscricaoRoot,
-  readDps,
-  stripZeros,
-} from './dps.ts';
+import { checkDpsRules, type DpsData, inscricaoOf, inscricaoRoot, readDps } from './dps.ts';
 import { checkEventRules, composeEvento, readPedido } from './events.ts';
-import { composeNfse } from './nfse-builder.ts';
+import { issueNationalNfse } from './issue-nfse.ts';
 import type { Ambiente, IssuedRecord, SefinStore } from './store.ts';
-import { brasiliaDateTime, brasiliaDateTimeMillis, brasiliaYearMonth } from './time.ts';
+import { brasiliaDateTime, brasiliaDateTimeMillis } from './time.ts';
 import { receiveDocument } from './xml.ts';
 
 /**
@@ -189,55 +180,19 @@ export function createSefinService(deps: SefinServiceDeps, admin: readonly Sandb
   }
 
   function issue(env: Ambiente, at: Date, dps: DpsData, dpsXml: string, registeredName: string | null): IssuedRecord {
-    const ident = identifierInscricao(dps.emitter)!;
-    const emitente = inscricaoOf(dps.emitter)!;
-    const nNFSe = store.nextNfseNumber(env, dps.cLocEmi, emitente);
-    const nDFSe = store.nextDfseNumber(env);
-    const dhProc = brasiliaDateTime(at);
-    let chaveAcesso: string;
-    do {
-      chaveAcesso = buildAccessKey({
-        cMun: dps.cLocEmi,
-        ambGer: 2,
-        tpInsc: ident.tpInsc,
-        inscricao: ident.inscricao,
-        nNFSe,
-        aamm: brasiliaYearMonth(at),
-      });
-    } while (store.findByKey(env, chaveAcesso));
-    const unsigned = composeNfse({
+    const record = issueNationalNfse({
+      env,
+      at,
       dps,
       dpsRaw: rootElementText(dpsXml, 'DPS'),
-      chaveAcesso,
-      nNFSe,
-      nDFSe,
-      dhProc,
+      registeredName,
+      store,
+      signer: deps.signer,
       verAplic: SANDBOX_APP_VERSION,
       defaultIssRate,
-      registeredName,
     });
-    const nfseXml = signEnveloped(unsigned, { rootName: 'NFSe', elementName: 'infNFSe' }, deps.signer);
-    const check = validateXml('NFSe', nfseXml);
-    if (!check.ok) throw new Error(`sandbox generated an NFS-e that fails NFSe_v1.01.xsd: ${check.errors.join(' | ')}`);
-    const record = {
-      environment: env,
-      chaveAcesso,
-      idDps: dps.id,
-      nNFSe: String(nNFSe),
-      nDFSe: String(nDFSe),
-      cLocEmi: dps.cLocEmi,
-      emitente,
-      prestador: inscricaoOf(dps.prest),
-      tomador: inscricaoOf(dps.toma),
-      intermediario: inscricaoOf(dps.interm),
-      serie: stripZeros(dps.serie),
-      nDPS: stripZeros(dps.nDPS),
-      dhProc,
-      nfseXml,
-    };
-    store.addNfse(record);
-    logger.info(`sandbox Sefin: NFS-e ${chaveAcesso} issued for DPS ${dps.id} (ambiente ${env})`);
-    return store.findByKey(env, chaveAcesso)!;
+    logger.info(`sandbox Sefin: NFS-e ${record.chaveAcesso} issued for DPS ${dps.id} (ambiente ${env})`);
+    return record;
   }
 
   function getNfse(env: Ambiente, cert: ClientCertificate | null, key: string): SandboxReply {

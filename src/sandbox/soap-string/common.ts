@@ -5,13 +5,10 @@ import { type IcpBrasilIdentity, readIcpBrasilIdentity } from '../kit/client-cer
 import type { SandboxReply } from '../kit/server.ts';
 import { at, child, childElements, escapeXml, parseDom, rootElementText, XMLDSIG_NS } from '../kit/xml-dom.ts';
 import type { SandboxSigner } from '../kit/xml-signature.ts';
-import { signEnveloped } from '../kit/xml-signature.ts';
-import { buildAccessKey } from '../sefin/access-key.ts';
 import type { DpsData } from '../sefin/dps.ts';
-import { identifierInscricao, inscricaoOf, stripZeros } from '../sefin/dps.ts';
-import { composeNfse } from '../sefin/nfse-builder.ts';
+import { inscricaoOf, stripZeros } from '../sefin/dps.ts';
+import { issueNationalNfse } from '../sefin/issue-nfse.ts';
 import type { Ambiente, IssuedRecord, SefinStore } from '../sefin/store.ts';
-import { brasiliaDateTime, brasiliaYearMonth } from '../sefin/time.ts';
 
 /**
  * What the sandboxes of the CDATA/escaped-string SOAP services share (briefs/providers-own.md §5: SIL `<xml>`,
@@ -167,54 +164,7 @@ export function issueNfse(input: {
   signer: SandboxSigner;
   registeredName: string | null;
 }): IssuedRecord {
-  const { env, at: when, dps, store } = input;
-  const ident = identifierInscricao(dps.emitter)!;
-  const emitente = inscricaoOf(dps.emitter)!;
-  const nNFSe = store.nextNfseNumber(env, dps.cLocEmi, emitente);
-  const nDFSe = store.nextDfseNumber(env);
-  const dhProc = brasiliaDateTime(when);
-  let chaveAcesso: string;
-  do {
-    chaveAcesso = buildAccessKey({
-      cMun: dps.cLocEmi,
-      ambGer: 2,
-      tpInsc: ident.tpInsc,
-      inscricao: ident.inscricao,
-      nNFSe,
-      aamm: brasiliaYearMonth(when),
-    });
-  } while (store.findByKey(env, chaveAcesso));
-  const unsigned = composeNfse({
-    dps,
-    dpsRaw: input.dpsRaw,
-    chaveAcesso,
-    nNFSe,
-    nDFSe,
-    dhProc,
-    verAplic: SANDBOX_APP_VERSION,
-    defaultIssRate: 2,
-    registeredName: input.registeredName,
-  });
-  const nfseXml = signEnveloped(unsigned, { rootName: 'NFSe', elementName: 'infNFSe' }, input.signer);
-  const problems = schemaErrors('NFSe', nfseXml);
-  if (problems) throw new Error(`sandbox generated an NFS-e that fails NFSe_v1.01.xsd: ${problems}`);
-  store.addNfse({
-    environment: env,
-    chaveAcesso,
-    idDps: dps.id,
-    nNFSe: String(nNFSe),
-    nDFSe: String(nDFSe),
-    cLocEmi: dps.cLocEmi,
-    emitente,
-    prestador: inscricaoOf(dps.prest),
-    tomador: inscricaoOf(dps.toma),
-    intermediario: inscricaoOf(dps.interm),
-    serie: stripZeros(dps.serie),
-    nDPS: stripZeros(dps.nDPS),
-    dhProc,
-    nfseXml,
-  });
-  return store.findByKey(env, chaveAcesso)!;
+  return issueNationalNfse({ ...input, verAplic: SANDBOX_APP_VERSION, defaultIssRate: 2 });
 }
 
 /** The element text of a document without its XML declaration. */
