@@ -3,7 +3,8 @@ import { children, descendantText, findDescendant, outerXml, text } from '../../
 import { defineFamily, type OperationRequest, type SendContext } from '../kit/family.ts';
 import type { HttpResponse } from '../kit/http-client.ts';
 import { SOAP_NAMESPACES } from '../kit/soap.ts';
-import { buildDps, checkDpsRequirements, NFSE_NAMESPACE } from '../national/dps-builder.ts';
+import { checkDpsRequirements, NFSE_NAMESPACE } from '../national/dps-builder.ts';
+import { buildNationalDps, requireAccessKey } from '../national/family.ts';
 import type { CancellationRecord, IssuedDocument, Outcome } from '../types.ts';
 import { messagesOf, readStringAnswer, refusal } from './string-soap.ts';
 
@@ -93,11 +94,6 @@ function cancellationOf(root: Element): CancellationRecord | null {
   return { xml: outerXml(cancelamento), cancelledAt: Number.isNaN(at.getTime()) ? new Date() : at };
 }
 
-function requireKey(chave: string | null): string {
-  if (!chave || !/^\d{50}$/.test(chave)) throw new Error('a Coplan note without its access key');
-  return chave;
-}
-
 function requireNumber(numero: string | null): string {
   if (!numero) throw new Error('a Coplan note without its number');
   return numero;
@@ -120,16 +116,7 @@ export const coplanFamily = defineFamily({
   },
   check: checkDpsRequirements,
   declaration: {
-    build: (input) =>
-      buildDps({
-        project: input.project,
-        invoice: input.invoice,
-        serie: input.serie,
-        nDPS: input.number,
-        dhEmi: input.issuedAt,
-        tpAmb: input.project.ambiente,
-        verAplic: COPLAN_APP_VERSION,
-      }),
+    build: (input) => buildNationalDps(input, COPLAN_APP_VERSION),
     signedElement: 'infDPS',
     schema: 'DPS',
     schemaErrorCode: 'DPS_SCHEMA_INVALID',
@@ -167,7 +154,7 @@ export const coplanFamily = defineFamily({
     cancel: {
       message: {
         build: ({ issued }) => {
-          const chave = requireKey(issued.chave);
+          const chave = requireAccessKey(issued.chave, 'a Coplan');
           const id = `CANC${chave}`;
           return {
             id,

@@ -3,8 +3,8 @@ import { childElements, descendantText, findDescendant, outerXml, text } from '.
 import { defineFamily, type OperationRequest, type SendContext } from '../kit/family.ts';
 import type { HttpResponse } from '../kit/http-client.ts';
 import { soapEnvelope } from '../kit/soap.ts';
-import { buildDps, checkDpsRequirements } from '../national/dps-builder.ts';
-import { buildCancellationRequest } from '../national/event-builder.ts';
+import { checkDpsRequirements } from '../national/dps-builder.ts';
+import { buildNationalDps, nationalCancellationMessage, requireAccessKey } from '../national/family.ts';
 import type { CancellationRecord, IssuedDocument, Outcome } from '../types.ts';
 import { buildNfseWrapper } from './nfse-wrapper.ts';
 import { messagesOf, readStringAnswer, refusal } from './string-soap.ts';
@@ -85,11 +85,6 @@ function cancellationOf(root: Element): CancellationRecord | null {
   return { xml: outerXml(evento), cancelledAt: Number.isNaN(at.getTime()) ? new Date() : at };
 }
 
-function requireKey(chave: string | null): string {
-  if (!chave || !/^\d{50}$/.test(chave)) throw new Error('a Digifred note without its access key');
-  return chave;
-}
-
 export const digifredFamily = defineFamily({
   id: 'dps-provider',
   provider: 'Digifred',
@@ -107,20 +102,7 @@ export const digifredFamily = defineFamily({
   },
   check: checkDpsRequirements,
   declaration: {
-    build: (input) =>
-      buildNfseWrapper(
-        buildDps({
-          project: input.project,
-          invoice: input.invoice,
-          serie: input.serie,
-          nDPS: input.number,
-          dhEmi: input.issuedAt,
-          tpAmb: input.project.ambiente,
-          verAplic: DIGIFRED_APP_VERSION,
-        }),
-        input.project,
-        'empty',
-      ),
+    build: (input) => buildNfseWrapper(buildNationalDps(input, DIGIFRED_APP_VERSION), input.project, 'empty'),
     signedElement: 'NFSe',
     signature: { reference: 'document' },
     schema: null,
@@ -147,20 +129,7 @@ export const digifredFamily = defineFamily({
       },
     },
     cancel: {
-      message: {
-        build: ({ issued, reason }) =>
-          buildCancellationRequest({
-            chaveAcesso: requireKey(issued.chave),
-            tpAmb: issued.ambiente,
-            author: { cnpj: issued.providerCnpj },
-            motivo: reason,
-            dhEvento: new Date(Date.now() - 60_000),
-            verAplic: DIGIFRED_APP_VERSION,
-          }),
-        signedElement: 'infPedReg',
-        schema: 'pedRegEvento',
-        schemaErrorCode: 'EVENT_SCHEMA_INVALID',
-      },
+      message: nationalCancellationMessage(DIGIFRED_APP_VERSION, undefined, 'a Digifred'),
       operation: {
         request: ({ signed }, context) => call('CancelarNfse', signed, context),
         parse(answer): Outcome<CancellationRecord> {
@@ -173,7 +142,7 @@ export const digifredFamily = defineFamily({
     },
     queryCancellation: {
       request: (issued, context) =>
-        call('ConsultarNfse', consultation({ chaveAcesso: requireKey(issued.chave) }), context),
+        call('ConsultarNfse', consultation({ chaveAcesso: requireAccessKey(issued.chave, 'a Digifred') }), context),
       parse(answer): Outcome<CancellationRecord | null> {
         const message = messageOf(answer, false);
         if (!message.ok) return message.outcome;

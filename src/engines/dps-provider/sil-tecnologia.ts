@@ -3,8 +3,8 @@ import { child, childElements, descendantText, findDescendant, outerXml, text } 
 import { signXml } from '../../xml/sign.ts';
 import { defineFamily, type OperationRequest, type SendContext } from '../kit/family.ts';
 import { soapEnvelope, soapParts } from '../kit/soap.ts';
-import { buildDps, checkDpsRequirements } from '../national/dps-builder.ts';
-import { buildCancellationRequest } from '../national/event-builder.ts';
+import { checkDpsRequirements } from '../national/dps-builder.ts';
+import { buildNationalDps, nationalCancellationMessage, requireAccessKey } from '../national/family.ts';
 import type { CancellationRecord, IssuedDocument, Outcome } from '../types.ts';
 import { buildNfseWrapper } from './nfse-wrapper.ts';
 import { messagesOf, readStringAnswer, refusal } from './string-soap.ts';
@@ -109,11 +109,6 @@ function cancellationOf(root: Element): CancellationRecord | null {
   return { xml: outerXml(evento), cancelledAt: Number.isNaN(at.getTime()) ? new Date() : at };
 }
 
-function requireKey(chave: string | null): string {
-  if (!chave || !/^\d{50}$/.test(chave)) throw new Error('a SIL/TBW note without its access key');
-  return chave;
-}
-
 export const silTecnologiaFamily = defineFamily({
   id: 'dps-provider',
   provider: 'SilTecnologia',
@@ -136,20 +131,7 @@ export const silTecnologiaFamily = defineFamily({
       : [{ field: 'servico.nbs', message: 'required by SIL/TBW (the NBS code, 9 digits, or the project default)' }]),
   ],
   declaration: {
-    build: (input) =>
-      buildNfseWrapper(
-        buildDps({
-          project: input.project,
-          invoice: input.invoice,
-          serie: input.serie,
-          nDPS: input.number,
-          dhEmi: input.issuedAt,
-          tpAmb: input.project.ambiente,
-          verAplic: SIL_APP_VERSION,
-        }),
-        input.project,
-        'provisional',
-      ),
+    build: (input) => buildNfseWrapper(buildNationalDps(input, SIL_APP_VERSION), input.project, 'provisional'),
     signedElement: 'infNFSe',
     signature: { canonicalization: 'exclusive' },
     schema: 'NFSe',
@@ -177,21 +159,7 @@ export const silTecnologiaFamily = defineFamily({
       },
     },
     cancel: {
-      message: {
-        build: ({ issued, reason }) =>
-          buildCancellationRequest({
-            chaveAcesso: requireKey(issued.chave),
-            tpAmb: issued.ambiente,
-            author: { cnpj: issued.providerCnpj },
-            motivo: reason,
-            dhEvento: new Date(Date.now() - 60_000),
-            verAplic: SIL_APP_VERSION,
-          }),
-        signedElement: 'infPedReg',
-        signature: { canonicalization: 'exclusive' },
-        schema: 'pedRegEvento',
-        schemaErrorCode: 'EVENT_SCHEMA_INVALID',
-      },
+      message: nationalCancellationMessage(SIL_APP_VERSION, { canonicalization: 'exclusive' }, 'a SIL/TBW'),
       operation: {
         request: ({ signed }, context) => call('NotaFiscalNacionalCancelar', signed, context),
         parse(answer): Outcome<CancellationRecord> {
@@ -204,7 +172,11 @@ export const silTecnologiaFamily = defineFamily({
     },
     queryCancellation: {
       request: (issued, context) =>
-        call('NotaFiscalNacionalConsultar', consultation({ chaveAcesso: requireKey(issued.chave) }, context), context),
+        call(
+          'NotaFiscalNacionalConsultar',
+          consultation({ chaveAcesso: requireAccessKey(issued.chave, 'a SIL/TBW') }, context),
+          context,
+        ),
       parse(answer): Outcome<CancellationRecord | null> {
         const retorno = retornoOf(answer, false);
         if (!retorno.ok) return retorno.outcome;

@@ -1,8 +1,8 @@
 import { descendantText, findDescendant, parseXml } from '../../xml/read.ts';
 import { gunzipBase64, gzipBase64 } from '../../xml/transport-encoding.ts';
 import { transportFailure } from '../kit/engine.ts';
-import { defineFamily, type OperationRequest, type SendContext } from '../kit/family.ts';
-import type { CancellationRecord, IssuedDocument, Outcome } from '../types.ts';
+import { type CancelMessage, defineFamily, type OperationRequest, type SendContext } from '../kit/family.ts';
+import type { CancellationRecord, IssuedDocument, Outcome, PrepareInput } from '../types.ts';
 import { buildDps, checkDpsRequirements } from './dps-builder.ts';
 import { buildCancellationRequest, CANCELLATION_EVENT_TYPE } from './event-builder.ts';
 import { classifyFailure, parseIssueResponse } from './responses.ts';
@@ -16,6 +16,52 @@ const ACCEPT_JSON = { accept: 'application/json' };
 const base = (context: SendContext) => context.endpoints.url('emit', context.ambiente, context.municipality);
 
 const withXmlDeclaration = (xml: string) => `<?xml version="1.0" encoding="UTF-8"?>${xml}`;
+
+/** The national DPS 1.01 of an invoice, as the builder writes it (shared by the families that send the national DPS). */
+export function buildNationalDps(input: PrepareInput, verAplic: string): { id: string; xml: string } {
+  return buildDps({
+    project: input.project,
+    invoice: input.invoice,
+    serie: input.serie,
+    nDPS: input.number,
+    dhEmi: input.issuedAt,
+    tpAmb: input.project.ambiente,
+    verAplic,
+  });
+}
+
+/**
+ * The national cancellation event (e101101, pedRegEvento signed on infPedReg, pedRegEvento_v1.01.xsd), shared by the
+ * families that cancel with it; `signature` carries a provider's signature profile (e.g. exclusive C14N).
+ */
+export function nationalCancellationMessage(
+  verAplic: string,
+  signature?: CancelMessage['signature'],
+  who = 'a national',
+): CancelMessage {
+  return {
+    build: ({ issued, reason }) =>
+      buildCancellationRequest({
+        chaveAcesso: requireAccessKey(issued.chave, who),
+        tpAmb: issued.ambiente,
+        author: { cnpj: issued.providerCnpj },
+        motivo: reason,
+        // Sefin refuses an event timed after its own clock (E0008-like): a minute of margin
+        dhEvento: new Date(Date.now() - 60_000),
+        verAplic,
+      }),
+    signedElement: 'infPedReg',
+    ...(signature ? { signature } : {}),
+    schema: 'pedRegEvento',
+    schemaErrorCode: 'EVENT_SCHEMA_INVALID',
+  };
+}
+
+/** A note cancelled or queried by its 50-digit access key (the job never does so without it). */
+export function requireAccessKey(chave: string | null, who = 'a national'): string {
+  if (!chave || !/^\d{50}$/.test(chave)) throw new Error(`${who} note without its access key`);
+  return chave;
+}
 
 /**
  * The national environment (Sefin Nacional, SNNFSE): DPS 1.01 → signed on infDPS → DPS_v1.01.xsd → gzip+base64
@@ -40,16 +86,7 @@ export const nationalFamily = defineFamily({
   },
   check: checkDpsRequirements,
   declaration: {
-    build: (input) =>
-      buildDps({
-        project: input.project,
-        invoice: input.invoice,
-        serie: input.serie,
-        nDPS: input.number,
-        dhEmi: input.issuedAt,
-        tpAmb: input.project.ambiente,
-        verAplic: NATIONAL_APP_VERSION,
-      }),
+    build: (input) => buildNationalDps(input, NATIONAL_APP_VERSION),
     signedElement: 'infDPS',
     schema: 'DPS',
     schemaErrorCode: 'DPS_SCHEMA_INVALID',
@@ -79,25 +116,11 @@ export const nationalFamily = defineFamily({
       },
     },
     cancel: {
-      message: {
-        build: ({ issued, reason }) =>
-          buildCancellationRequest({
-            chaveAcesso: requireKey(issued.chave),
-            tpAmb: issued.ambiente,
-            author: { cnpj: issued.providerCnpj },
-            motivo: reason,
-            // Sefin refuses an event timed after its own clock (E0008-like): a minute of margin
-            dhEvento: new Date(Date.now() - 60_000),
-            verAplic: NATIONAL_APP_VERSION,
-          }),
-        signedElement: 'infPedReg',
-        schema: 'pedRegEvento',
-        schemaErrorCode: 'EVENT_SCHEMA_INVALID',
-      },
+      message: nationalCancellationMessage(NATIONAL_APP_VERSION),
       operation: {
         request: ({ signed, input }, context): OperationRequest => ({
           method: 'POST',
-          url: `${base(context)}/nfse/${requireKey(input.issued.chave)}/eventos`,
+          url: `${base(context)}/nfse/${requireAccessKey(input.issued.chave)}/eventos`,
           headers: JSON_HEADERS,
           body: JSON.stringify({ pedidoRegistroEventoXmlGZipB64: gzipBase64(withXmlDeclaration(signed)) }),
         }),
@@ -114,7 +137,7 @@ export const nationalFamily = defineFamily({
       // the first cancellation event (e101101, sequence 1) of the note, as registered by Sefin
       request: (issued, context): OperationRequest => ({
         method: 'GET',
-        url: `${base(context)}/nfse/${requireKey(issued.chave)}/eventos/${CANCELLATION_EVENT_TYPE}/1`,
+        url: `${base(context)}/nfse/${requireAccessKey(issued.chave)}/eventos/${CANCELLATION_EVENT_TYPE}/1`,
         headers: ACCEPT_JSON,
       }),
       parse(answer): Outcome<CancellationRecord | null> {
@@ -130,12 +153,6 @@ export const nationalFamily = defineFamily({
   alreadyProcessedCodes: ['E0014'],
   alreadyCancelledCodes: ['E0840'],
 });
-
-/** A national note is always known by its 50-digit access key (the job never cancels one without it). */
-function requireKey(chave: string | null): string {
-  if (!chave || !/^\d{50}$/.test(chave)) throw new Error('a national note without its access key');
-  return chave;
-}
 
 function keyOf(text: string): string | null {
   try {
