@@ -118,3 +118,15 @@ export function keyOfUrl(url: string): string {
   const at = path.indexOf('/p/');
   return path.slice(at + 1);
 }
+
+/** Polls the invoice status until its `status` satisfies `done` (the engines' end-to-end tests). */
+export function waitForInvoiceState(
+  t: TestService,
+  apiKey: string,
+  invoiceId: string,
+  done: (status: string) => boolean,
+  timeoutMs = 20_000,
+  // biome-ignore lint/suspicious/noExplicitAny: status body
+): Promise<any> {
+  return waitForStatus(t, apiKey, invoiceId, (body) => done(body.status), timeoutMs);
+}

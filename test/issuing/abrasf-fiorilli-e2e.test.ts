@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForInvoiceState } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { invoiceBody, type OnboardedProject, onboardProject } from '../support/onboarding.ts';
 
@@ -31,20 +32,13 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function waitForStatus(invoiceId: string, done: (status: string) => boolean, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await t.request('GET', `/invoices/${invoiceId}/status`, { key: p.apiKey });
-    if (done(res.body.status) || Date.now() > deadline) return res.body;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('issuing through Fiorilli (ABRASF 2.01, SOAP with body credentials), as a user', () => {
   it('issues, queries and cancels a note in Ariquemes', async () => {
     const res = await t.request('POST', '/emitir', { key: p.apiKey, body: invoiceBody({ referencia: 'fiorilli-1' }) });
     expect(res.status, res.text).toBe(202);
-    const status = await waitForStatus(res.body.invoiceId, (s) => ['issued', 'rejected', 'failed'].includes(s));
+    const status = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) =>
+      ['issued', 'rejected', 'failed'].includes(s),
+    );
     expect(status.status, JSON.stringify(status)).toBe('issued');
     expect(status.numeroNfse).toMatch(/^\d+$/);
     expect(status.chNFSe ?? null).toBeNull();
@@ -60,7 +54,7 @@ describe('issuing through Fiorilli (ABRASF 2.01, SOAP with body credentials), as
       body: { invoiceId: res.body.invoiceId, motivo: 'Serviço não prestado ao tomador' },
     });
     expect(cancel.status, cancel.text).toBeLessThan(300);
-    const cancelled = await waitForStatus(res.body.invoiceId, (s) => s === 'cancelled');
+    const cancelled = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) => s === 'cancelled');
     expect(cancelled.status, JSON.stringify(cancelled)).toBe('cancelled');
 
     await t.service.sandbox?.flushExchanges();

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateXml } from '../../src/xml/xsd.ts';
+import { waitForInvoiceState } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { invoiceBody, type OnboardedProject, onboardProject, waitForInvoice } from '../support/onboarding.ts';
 
@@ -26,20 +27,16 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function waitForStatus(invoiceId: string, done: (status: string) => boolean, timeoutMs = 20_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await t.request('GET', `/invoices/${invoiceId}/status`, { key: p.apiKey });
-    if (done(res.body.status) || Date.now() > deadline) return res.body;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('issuing through Betha (SOAP, asynchronous), as a user', () => {
   it('issues (pending → polled → issued), queries and cancels a note in a Betha city', async () => {
     const res = await t.request('POST', '/emitir', { key: p.apiKey, body: invoiceBody({ referencia: 'betha-1' }) });
     expect(res.status, res.text).toBe(202);
-    const status = await waitForStatus(res.body.invoiceId, (s) => s === 'issued' || s === 'rejected' || s === 'failed');
+    const status = await waitForInvoiceState(
+      t,
+      p.apiKey,
+      res.body.invoiceId,
+      (s) => s === 'issued' || s === 'rejected' || s === 'failed',
+    );
     expect(status.status, JSON.stringify(status)).toBe('issued');
     expect(status.chNFSe).toMatch(/^\d{50}$/);
     expect(status.numeroNfse).toMatch(/^\d+$/);
@@ -54,7 +51,7 @@ describe('issuing through Betha (SOAP, asynchronous), as a user', () => {
       body: { invoiceId: res.body.invoiceId, motivo: 'Serviço não prestado ao tomador' },
     });
     expect(cancel.status, cancel.text).toBeLessThan(300);
-    const cancelled = await waitForStatus(res.body.invoiceId, (s) => s === 'cancelled');
+    const cancelled = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) => s === 'cancelled');
     expect(cancelled.status, JSON.stringify(cancelled)).toBe('cancelled');
 
     // it went to Betha's SOAP service (DPS in Betha's namespace, lowercase id), not to Sefin Nacional

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateXml } from '../../src/xml/xsd.ts';
+import { waitForInvoiceState } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { invoiceBody, type OnboardedProject, onboardProject, waitForInvoice } from '../support/onboarding.ts';
 
@@ -24,15 +25,6 @@ afterAll(async () => {
   await t?.close();
 });
 
-async function waitForStatus(invoiceId: string, done: (status: string) => boolean, timeoutMs = 15_000) {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await t.request('GET', `/invoices/${invoiceId}/status`, { key: p.apiKey });
-    if (done(res.body.status) || Date.now() > deadline) return res.body;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 describe('issuing through Pronim (LoteXmlGZipB64 REST), as a user', () => {
   it('issues, queries and cancels a note in a Pronim city', async () => {
     const res = await t.request('POST', '/emitir', { key: p.apiKey, body: invoiceBody({ referencia: 'pronim-1' }) });
@@ -53,7 +45,7 @@ describe('issuing through Pronim (LoteXmlGZipB64 REST), as a user', () => {
       body: { invoiceId: res.body.invoiceId, motivo: 'Serviço não prestado ao tomador' },
     });
     expect(cancel.status, cancel.text).toBeLessThan(300);
-    const cancelled = await waitForStatus(res.body.invoiceId, (s) => s === 'cancelled');
+    const cancelled = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) => s === 'cancelled');
     expect(cancelled.status, JSON.stringify(cancelled)).toBe('cancelled');
 
     // it went to Pronim's service, not to the national environment
