@@ -10,12 +10,15 @@
  * The implemented families are the engine registry's `IMPLEMENTED_FAMILIES` (src/engines/registry.ts), the keys
  * of its typed engine map.
  */
-import { IMPLEMENTED_FAMILIES } from '../src/engines/registry.ts';
+import { ENGINE_DEFINITIONS, IMPLEMENTED_FAMILIES } from '../src/engines/registry.ts';
 import { FAMILY_IDS } from '../src/engines/routing/families.ts';
 import { municipalityRegistry } from '../src/engines/routing/municipality-registry.ts';
 import { coverageStatus, engineKeyOf, familyForEveryRegime } from '../src/engines/routing/route.ts';
 
 const IMPLEMENTED: ReadonlySet<string> = new Set(IMPLEMENTED_FAMILIES);
+/** implemented, and serving that municipality (a definition may cover only some cities of its provider) */
+const serves = (engine: string, municipality: string) =>
+  IMPLEMENTED.has(engine) && (ENGINE_DEFINITIONS[engine]?.serves?.(municipality) ?? true);
 
 type Bucket = 'implemented' | 'mapped' | 'nationalOnly';
 interface Tally {
@@ -37,7 +40,7 @@ for (const route of registry.all()) {
   const serving = familyForEveryRegime(route);
   const status = coverageStatus(route);
   const bucket: Bucket =
-    serving && IMPLEMENTED.has(engineKeyOf(serving, serving === 'national' ? null : route.provider))
+    serving && serves(engineKeyOf(serving, serving === 'national' ? null : route.provider), route.code)
       ? 'implemented'
       : status === 'national_only_mei'
         ? 'nationalOnly'

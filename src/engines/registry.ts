@@ -2,6 +2,9 @@ import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { SignatureAlgorithm } from '../xml/sign.ts';
 import { ABRASF_V2_DEFINITIONS } from './abrasf-v2/index.ts';
 import { DPS_PROVIDER_DEFINITIONS } from './dps-provider/index.ts';
+import { GINFES_DEFINITIONS } from './ginfes/index.ts';
+import { IPM_DEFINITIONS } from './ipm/index.ts';
+import { SAO_PAULO_DEFINITIONS } from './sao-paulo/index.ts';
 import { createEngine } from './kit/engine.ts';
 import { type Endpoints, type FamilyDefinition, UnknownEndpointError } from './kit/family.ts';
 import { GovernmentHttpClient } from './kit/http-client.ts';
@@ -21,6 +24,9 @@ export const ENGINE_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
   national: nationalFamily,
   ...DPS_PROVIDER_DEFINITIONS,
   ...ABRASF_V2_DEFINITIONS,
+  ...GINFES_DEFINITIONS,
+  ...IPM_DEFINITIONS,
+  ...SAO_PAULO_DEFINITIONS,
 };
 export type EngineId = string;
 export const IMPLEMENTED_FAMILIES: readonly string[] = Object.keys(ENGINE_DEFINITIONS);
@@ -96,8 +102,12 @@ export class EngineRegistry {
 
   /** Routing of a project (municipality and regime) to an implemented engine, or why there is none. */
   route(project: Pick<ProjectFiscalProfile, 'codigoMunicipio' | 'regimeTributario'>): RoutingDecision {
-    return routeProject(project, this.municipalities, this.implemented);
+    return routeProject(project, this.municipalities, this.implementedIn);
   }
+
+  /** Whether an engine is implemented and serves that municipality (its definition's `serves`). */
+  readonly implementedIn = (engine: string, municipality: string): boolean =>
+    this.implemented.has(engine) && (ENGINE_DEFINITIONS[engine]?.serves?.(municipality) ?? true);
 
   isImplemented(engine: string): boolean {
     return this.implemented.has(engine);

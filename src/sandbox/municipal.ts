@@ -8,11 +8,16 @@ import {
   issnetSandbox,
   futurizeSandbox,
   govdigitalSandbox,
+  sh3Sandbox,
+  sinteseSandbox,
+  prodataSandbox,
   megasoftSandbox,
   webissSandbox,
 } from './abrasf-v2/index.ts';
 import { bethaSandbox } from './betha/service.ts';
 import { fiorilliSandbox } from './fiorilli/service.ts';
+import { ginfesSandbox } from './ginfes/service.ts';
+import { ipmSandbox } from './ipm/service.ts';
 import type { SandboxService } from './kit/server.ts';
 import { abaseSandbox } from './raw-xml/abase.ts';
 import { modernizacaoPublicaSandbox } from './raw-xml/modernizacao-publica.ts';
@@ -20,6 +25,7 @@ import { cittaSandbox, pronimSandbox } from './lote-gzip/sandboxes.ts';
 import { silSandbox } from './soap-string/sil.ts';
 import { digifredSandbox } from './soap-string/digifred.ts';
 import { coplanSandbox } from './soap-string/coplan.ts';
+import { saoPauloSandbox } from './sao-paulo/service.ts';
 import type { SandboxSigner } from './kit/xml-signature.ts';
 import { infiscSandbox, rlzSandbox, simplissSandbox, tiplanSandbox } from './sefin-clone/service.ts';
 
@@ -57,6 +63,9 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   megasoftSandbox,
   futurizeSandbox,
   govdigitalSandbox,
+  sh3Sandbox,
+  sinteseSandbox,
+  prodataSandbox,
   elSandbox,
   gissSandbox,
   elotechSandbox,
@@ -75,6 +84,9 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   infiscSandbox,
   rlzSandbox,
   simplissSandbox,
+  ginfesSandbox,
+  saoPauloSandbox,
+  ipmSandbox,
 ];
 
 /** The base path of a provider's sandbox for an environment (`/municipal/<slug>/producao|producaorestrita`). */

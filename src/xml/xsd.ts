@@ -20,6 +20,12 @@ export const SCHEMA_FILES = {
   abrasf200MegaSoft: 'abrasf/nfse_v01-megasoft.xsd',
   abrasf202Futurize: 'abrasf/nfse_v202-futurize.xsd',
   abrasf201: 'abrasf/nfse_v201.xsd',
+  abrasf200: 'abrasf/nfse_v200.xsd',
+  spEnvioRps: 'sao-paulo/v02/PedidoEnvioRPS_v02.xsd',
+  spConsultaNfe: 'sao-paulo/v02/PedidoConsultaNFe_v02.xsd',
+  spCancelamentoNfe: 'sao-paulo/v02/PedidoCancelamentoNFe_v02.xsd',
+  ginfesV3: 'ginfes/ginfes-envio-v03.xsd',
+  ginfesV3Resposta: 'ginfes/ginfes-resposta-v03.xsd',
 } as const;
 
 export type SchemaName = keyof typeof SCHEMA_FILES;

@@ -8,7 +8,8 @@ import { invoiceBody, onboardProject, waitForInvoice } from '../support/onboardi
  * is issued through Fiorilli's SOAP `recepcionarDPS` (certificate on TLS, synchronous, the NFS-e in the answer),
  * then cancelled through the provider's event service (`/nfse/{chave}/eventos`); a project without the
  * municipal user/password the registry asks for is refused at POST /emitir with a 400 naming them (spec 4.8), and
- * a project in a layout-1.00 Fiorilli city (Ji-Paraná/RO) is refused naming `project.codigoMunicipio`.
+ * a project in a layout-1.00 Fiorilli city (Ji-Paraná/RO) is refused with 422 ENGINE_NOT_AVAILABLE (routing: this engine
+ * does not serve that layout), naming `project.codigoMunicipio`.
  */
 
 let t: TestService;
@@ -87,7 +88,8 @@ describe('issuing through Fiorilli (sandbox), as a user', () => {
       },
     });
     const old = await t.request('POST', '/emitir', { key: jiParana.apiKey, body: invoiceBody() });
-    expect(old.status, old.text).toBe(400);
+    expect(old.status, old.text).toBe(422);
+    expect(old.body.code).toBe('ENGINE_NOT_AVAILABLE');
     expect(old.body.errors.map((e: { field: string }) => e.field)).toContain('project.codigoMunicipio');
   });
 });

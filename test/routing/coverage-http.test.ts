@@ -31,7 +31,7 @@ async function lookup(q: string, key = p.apiKey): Promise<any> {
 }
 
 describe('GET /cobertura/cidades', () => {
-  it('answers the same for "sao paulo", "São Paulo" and "3550308": its own engine, not implemented yet', async () => {
+  it('answers the same for "sao paulo", "São Paulo" and "3550308": its own engine, implemented', async () => {
     const answers = await Promise.all(['sao paulo', 'São Paulo', '3550308'].map((q) => lookup(q)));
     for (const res of answers) expect(res.status, res.text).toBe(200);
     const [byName, byAccents, byCode] = answers.map((res) => res.body.data[0]);
@@ -46,7 +46,7 @@ describe('GET /cobertura/cidades', () => {
       family: 'sao-paulo',
       routingId: 'sao-paulo:isssaopaulo@1.00',
       provider: 'ISSSaoPaulo',
-      implemented: false,
+      implemented: true,
       nationalEmitterAdherent: true,
     });
     expect(byCode.populacao).toBeGreaterThan(12_000_000);

@@ -96,6 +96,17 @@ export interface AbrasfProviderConfig {
   version: '2.00' | '2.01' | '2.02' | '2.03' | '2.04';
   /** the provider XSD every message is validated against (schemas/abrasf/) */
   schema: SchemaName;
+  /**
+   * A provider whose cities take different ABRASF layouts (GovDigital: 2.00 and 2.01): the layout of a city (IBGE
+   * code; null: unknown) and the XSD of each layout. Each layout is this configuration with `version` and `schema`
+   * replaced; the city is the project's municipality (declaration), the send context's (operations) or the note's
+   * (cancellation). Layout 2.00 follows the official nfse v2.00 XSD (no Id on InfDeclaracaoPrestacaoServico: the Id
+   * and the RPS signature's Reference are on its Rps; DataEmissao/Competencia as dateTime).
+   */
+  layouts?: {
+    versionOf(codigoMunicipio: string | null): AbrasfProviderConfig['version'];
+    schemas: Partial<Record<AbrasfProviderConfig['version'], SchemaName>>;
+  };
   /** where the facts of this configuration come from */
   sources: string;
   soap: {

@@ -5,6 +5,7 @@ import { defineFamily, type FamilyDefinition, type Operation, type SendContext }
 import type { CancellationRecord, IssuedDocument, Outcome, PreparedDocument } from '../types.ts';
 import { type AbrasfProviderConfig, isSupported, messageOf } from './config.ts';
 import { codesOf } from './errors.ts';
+import { keyOf, perCityLayouts, signRps200 } from './layouts.ts';
 import {
   buildCancelamento,
   buildConsultarFaixa,
@@ -126,6 +127,9 @@ function ourNfse(root: Element, document: PreparedDocument): Element | null {
 }
 
 export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefinition {
+  if (config.layouts) return perCityLayouts(config, defineAbrasfProvider);
+  /** the official 2.00 layout: the RPS is signed on its inner Rps@Id (layouts.ts), not by the kit */
+  const layout200 = config.version === '2.00' && config.signature.rps && !config.hooks?.buildRps;
   const emission = messageOf(config, config.emission);
   const async = config.emission === 'emitAsyncBatch';
   /** `URI=""` signatures over the element holding the Signature (ISSNet) instead of `#Id` */
@@ -310,8 +314,12 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
     capabilities: { ...config.capabilities, mode: async ? 'async' : config.capabilities.mode, reconcile: true },
     check: (project, invoice) => [...checkAbrasf(project, invoice), ...(config.check?.(project, invoice) ?? [])],
     declaration: {
-      build: (input) => (config.hooks?.buildRps ?? buildRps)(config, input),
-      signedElement: config.signature.rps ? 'InfDeclaracaoPrestacaoServico' : null,
+      build: (input) => {
+        const built = (config.hooks?.buildRps ?? buildRps)(config, input);
+        if (!layout200) return built;
+        return { id: built.id, xml: signRps200(built.xml, config.dataNamespace, keyOf(input.certificate)) };
+      },
+      signedElement: config.signature.rps && !layout200 ? 'InfDeclaracaoPrestacaoServico' : null,
       ...documentSignature,
       schema: config.schema,
       schemaView: (signed) =>

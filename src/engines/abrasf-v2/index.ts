@@ -10,6 +10,9 @@ import { TINUS_CONFIG } from './providers/tinus.ts';
 import { GISS_CONFIG } from './providers/giss.ts';
 import { ISSNET_CONFIG } from './providers/issnet.ts';
 import { MEGASOFT_CONFIG } from './providers/megasoft.ts';
+import { PRODATA_CONFIG } from './providers/prodata.ts';
+import { SH3_CONFIG } from './providers/sh3.ts';
+import { SINTESE_CONFIG } from './providers/sintese.ts';
 import { WEBISS_CONFIG } from './providers/webiss.ts';
 
 export type { AbrasfProviderConfig } from './config.ts';
@@ -32,6 +35,9 @@ export const ABRASF_V2_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> =
   'abrasf-v2:giss': defineAbrasfProvider(GISS_CONFIG),
   'abrasf-v2:issnet': defineAbrasfProvider(ISSNET_CONFIG),
   'abrasf-v2:megasoft': defineAbrasfProvider(MEGASOFT_CONFIG),
+  'abrasf-v2:prodata': defineAbrasfProvider(PRODATA_CONFIG),
+  'abrasf-v2:sh3': defineAbrasfProvider(SH3_CONFIG),
+  'abrasf-v2:sintese': defineAbrasfProvider(SINTESE_CONFIG),
   'abrasf-v2:tinus': defineAbrasfProvider(TINUS_CONFIG),
   'abrasf-v2:webiss': webissFamily,
 };

@@ -152,11 +152,15 @@ export function buildRps(config: AbrasfProviderConfig, input: PrepareInput): { i
   const { project, invoice } = input;
   const rps: RpsIdentity = { numero: String(input.number), serie: input.serie.trim(), tipo: '1' };
   const id = `RPS${digits(project.cnpj)}S${rps.serie}N${rps.numero}`;
-  const emissao = formatDateTimeWithOffset(input.issuedAt, BRASILIA).slice(0, 10);
+  // layout 2.00 (official nfse v2.00 XSD): the Id on the inner Rps (tcInfRps), none on InfDeclaracaoPrestacaoServico;
+  // DataEmissao and Competencia as xsd:dateTime (Brasília local time, as ACBr's tcDatHor writes them)
+  const layout200 = config.version === '2.00';
+  const idAttr = ` Id="${escapeXmlAttr(id)}"`;
+  const emissao = formatDateTimeWithOffset(input.issuedAt, BRASILIA).slice(0, layout200 ? 19 : 10);
   const xml =
-    `<Rps${nsAttr(config)}><InfDeclaracaoPrestacaoServico Id="${escapeXmlAttr(id)}">` +
-    `<Rps>${identificacaoRps(rps)}${el('DataEmissao', emissao)}${el('Status', '1')}</Rps>` +
-    el('Competencia', `${invoice.competencia}-01`) +
+    `<Rps${nsAttr(config)}><InfDeclaracaoPrestacaoServico${layout200 ? '' : idAttr}>` +
+    `<Rps${layout200 ? idAttr : ''}>${identificacaoRps(rps)}${el('DataEmissao', emissao)}${el('Status', '1')}</Rps>` +
+    el('Competencia', `${invoice.competencia}-01${layout200 ? 'T00:00:00' : ''}`) +
     servico(config, project, invoice) +
     `<Prestador>${prestador(project.cnpj, project.inscricaoMunicipal)}</Prestador>` +
     tomador(config, invoice.tomador) +

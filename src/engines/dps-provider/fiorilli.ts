@@ -138,6 +138,8 @@ const nationalCancel = nationalFamily.operations.cancel!;
 export const fiorilliDefinition = defineFamily({
   id: 'dps-provider',
   provider: 'Fiorilli',
+  // the layout-1.00 cities are not written by this engine (routing reports them as not implemented)
+  serves: (municipality) => (layoutVersionOf(municipality) ?? SUPPORTED_VERSION) === SUPPORTED_VERSION,
   layout: 'DPS 1.01 in Fiorilli RecepcionarDpsEnvio (SOAP 1.1, synchronous)',
   transport: 'soap11',
   auth: 'mtls',

@@ -1,3 +1,4 @@
+import { municipalityRegistry } from '../routing/municipality-registry.ts';
 import { UnknownEndpointError } from '../kit/family.ts';
 import { transportFailure } from '../kit/engine.ts';
 import type { Endpoints, FamilyDefinition, Operation, OperationRequest, SendContext } from '../kit/family.ts';
@@ -69,6 +70,16 @@ const national = nationalFamily.operations;
 
 /** SOAP services (ABRASF `.svc`/`.asmx`, WSDL addresses) left in the registry as a city's `Recepcionar`. */
 const SOAP_SERVICE = /\.(svc|asmx)(\/|$|\?)|\?wsdl$|\/nfseservice\b/i;
+
+/**
+ * The cities whose registered addresses are the provider's SOAP web service, not its Sefin-clone REST API: not served
+ * by this engine (routing reports them as not implemented; `guardEndpoint` also refuses to send there).
+ */
+function servesRestApi(municipality: string): boolean {
+  const endpoints = municipalityRegistry().find(municipality)?.parameters?.endpoints;
+  const urls = [...Object.values(endpoints?.production ?? {}), ...Object.values(endpoints?.homologation ?? {})];
+  return !urls.some((url) => SOAP_SERVICE.test(url));
+}
 
 function guardEndpoint(provider: string, context: SendContext): void {
   const url = context.endpoints.url('emit', context.ambiente, context.municipality);
@@ -151,6 +162,7 @@ export function sefinCloneDefinition(provider: SefinCloneProvider): FamilyDefini
     ...nationalFamily,
     id: 'dps-provider',
     provider,
+    serves: servesRestApi,
     layout: `DPS 1.01 (${provider}, Sefin-clone REST/JSON)`,
     transport: 'rest-json',
     auth: 'mtls',
@@ -206,6 +218,7 @@ function buildTiplanDefinition(): FamilyDefinition {
     ...nationalFamily,
     id: 'dps-provider',
     provider: 'Tiplan',
+    serves: servesRestApi,
     layout: 'DPS 1.01 (Tiplan, Sefin-clone REST/JSON at /api/adn/dps)',
     transport: 'rest-json',
     auth: 'mtls',

@@ -66,13 +66,14 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
           ...signing,
         })
       : xml;
-    if (deps.validateBeforeSend && message.schema) {
-      const result = validateXml(message.schema, message.schemaView ? message.schemaView(signed) : signed);
+    const schema = message.schemaFor?.(signed) ?? message.schema;
+    if (deps.validateBeforeSend && schema) {
+      const result = validateXml(schema, message.schemaView ? message.schemaView(signed) : signed);
       if (!result.ok) {
         return {
           kind: 'rejected' as const,
           errorCode: message.schemaErrorCode,
-          errorMessage: `The message built for ${definition.id} does not validate against its schema (${message.schema})`,
+          errorMessage: `The message built for ${definition.id} does not validate against its schema (${schema})`,
           errors: result.errors.slice(0, 20).map((e) => ({ Codigo: 'XSD', Descricao: e })),
         };
       }

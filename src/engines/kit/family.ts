@@ -107,6 +107,8 @@ export interface SignedMessage<In> {
    * own namespace): maps the signed message back to the official one. Default: the signed message itself.
    */
   schemaView?(signedXml: string): string;
+  /** the XSD of this particular message, when it depends on the message (a provider with a layout per city) */
+  schemaFor?(signedXml: string): SchemaName | null;
   /** the code of a refusal by the schema (kept in the invoice's error) */
   schemaErrorCode: string;
 }
@@ -128,6 +130,12 @@ export interface FamilyDefinition {
   id: FamilyId;
   /** the ACBr provider this definition is for, within a municipal family (absent for the national environment) */
   provider?: string;
+  /**
+   * Whether this engine can issue in a municipality of its provider (a layout version it writes, a table it has, a
+   * transport it speaks). Routing and the coverage lookup report the others as not implemented (422
+   * ENGINE_NOT_AVAILABLE, never a guess). Default: every municipality of the provider.
+   */
+  serves?(municipality: string): boolean;
   /** the layout the family writes, e.g. "DPS 1.01 (Sefin Nacional)" */
   layout: string;
   transport: Transport;

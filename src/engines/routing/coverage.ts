@@ -8,7 +8,14 @@ import {
   type Transport,
 } from './families.ts';
 import type { MunicipalityRegistry, MunicipalityRoute } from './municipality-registry.ts';
-import { type CoverageStatus, coverageStatus, engineKeyOf, familyForEveryRegime } from './route.ts';
+import {
+  type CoverageStatus,
+  coverageStatus,
+  engineKeyOf,
+  familyForEveryRegime,
+  type Implemented,
+  isImplementedIn,
+} from './route.ts';
 
 /** What the coverage lookup says about one municipality (GET /cobertura/cidades). */
 export interface MunicipalityCoverage {
@@ -54,7 +61,7 @@ function nationalEngine(registry: MunicipalityRegistry): NonNullable<Municipalit
 export function coverageOf(
   route: MunicipalityRoute,
   registry: MunicipalityRegistry,
-  implemented: ReadonlySet<string>,
+  implemented: Implemented,
 ): MunicipalityCoverage {
   const serving = familyForEveryRegime(route);
   const status = coverageStatus(route);
@@ -84,7 +91,8 @@ export function coverageOf(
     provider: route.provider,
     layoutVersion: viaAdhesion ? (registry.data.providers.PadraoNacional?.version ?? null) : route.version,
     implemented:
-      serving !== null && implemented.has(engineKeyOf(serving, serving === 'national' ? null : route.provider)),
+      serving !== null &&
+      isImplementedIn(implemented, engineKeyOf(serving, serving === 'national' ? null : route.provider), route.code),
     nationalEmitterAdherent: route.nationalEmitter,
     engine,
   };

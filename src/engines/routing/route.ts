@@ -71,11 +71,21 @@ export interface RoutingInput {
   regimeTributario: RegimeTributario | null;
 }
 
+/**
+ * Which engines this service implements: a set of engine keys, or a predicate that also asks whether the engine
+ * serves that municipality (an engine may cover only some cities of its provider: a layout version, a table).
+ */
+export type Implemented = ReadonlySet<string> | ((engine: string, municipality: string) => boolean);
+
+export function isImplementedIn(implemented: Implemented, engine: string, municipality: string): boolean {
+  return typeof implemented === 'function' ? implemented(engine, municipality) : implemented.has(engine);
+}
+
 export function routeProject(
   project: RoutingInput,
   registry: MunicipalityRegistry,
   /** engine keys (`engineKeyOf`) this service implements */
-  implemented: ReadonlySet<string>,
+  implemented: Implemented,
 ): RoutingDecision {
   const route = project.codigoMunicipio ? (registry.find(project.codigoMunicipio) ?? null) : null;
   if (project.regimeTributario === '2')
@@ -95,7 +105,7 @@ export function routeProject(
   }
   const family = familyForEveryRegime(route);
   const engine = family ? engineKeyOf(family, route.provider) : null;
-  if (family && engine && implemented.has(engine)) {
+  if (family && engine && isImplementedIn(implemented, engine, route.code)) {
     return {
       ok: true,
       family,

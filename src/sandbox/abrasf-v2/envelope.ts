@@ -73,7 +73,9 @@ export function parseCall(profile: AbrasfSandboxProfile, body: string): ParsedCa
   const first = childElements(child(root, 'Body') ?? root)[0];
   if (!first) return { error: 'Corpo SOAP vazio.' };
   const none = { cabecalho: null, username: null, password: null };
-  if (profile.request === 'bare' || ROOT_TO_OPERATION[first.localName!]) {
+  // a wrapper named like a message root but holding the string parameters (Sintese's `<GerarNfseEnvio>`) is not bare
+  const bare = ROOT_TO_OPERATION[first.localName!] && !child(first, 'nfseDadosMsg');
+  if (profile.request === 'bare' || bare) {
     const operation = ROOT_TO_OPERATION[first.localName!];
     if (!operation) return { error: `Mensagem desconhecida: ${first.localName}` };
     return { operation, soapVersion, root: first.localName!, message: rawElement(body, first.localName!), ...none };

@@ -6,7 +6,7 @@ import {
   FIORILLI_PROFILE,
   WEBISS_PROFILE,
 } from './profiles.ts';
-import { GOVDIGITAL_PROFILE } from './baseline.ts';
+import { GOVDIGITAL_PROFILE, PRODATA_PROFILE, SH3_PROFILE, SINTESE_PROFILE } from './baseline.ts';
 import { FUTURIZE_PROFILE } from './futurize.ts';
 import { MEGASOFT_PROFILE } from './megasoft.ts';
 import { GISS_PROFILE } from './giss.ts';
@@ -30,6 +30,9 @@ export const webissSandbox = sandboxOf(WEBISS_PROFILE);
 export const megasoftSandbox = sandboxOf(MEGASOFT_PROFILE);
 export const futurizeSandbox = sandboxOf(FUTURIZE_PROFILE);
 export const govdigitalSandbox = sandboxOf(GOVDIGITAL_PROFILE);
+export const sh3Sandbox = sandboxOf(SH3_PROFILE);
+export const sinteseSandbox = sandboxOf(SINTESE_PROFILE);
+export const prodataSandbox = sandboxOf(PRODATA_PROFILE);
 export const elSandbox = sandboxOf(EL_PROFILE);
 export const elotechSandbox = sandboxOf(ELOTECH_PROFILE);
 export const tinusSandbox = sandboxOf(TINUS_PROFILE);

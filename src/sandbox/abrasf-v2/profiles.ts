@@ -16,6 +16,8 @@ export interface AbrasfSandboxProfile {
   family: string;
   version: string;
   schema: SchemaName;
+  /** a provider with a layout per city: the XSD of each layout, keyed by the cabecalho's versaoDados */
+  schemas?: Readonly<Record<string, SchemaName>>;
   dataNamespace: string | null;
   soap: {
     /** the namespace of the operation elements (WSDL tns) */

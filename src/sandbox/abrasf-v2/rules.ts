@@ -56,6 +56,11 @@ export function verifySigned(xml: string, signed: Element, documentReference = f
   return verifyEnvelopedSignature(xml, signed.parentNode as Element, signed, { documentReference });
 }
 
+/** The RPS signature: held by the Rps (tcDeclaracaoPrestacaoServico), referencing `rps.signed`. */
+export function verifyRps(xml: string, rps: RpsData, documentReference = false): SignatureCheck {
+  return verifyEnvelopedSignature(xml, rps.inf.parentNode as Element, rps.signed, { documentReference });
+}
+
 export function hasSignature(parent: Element): boolean {
   return childElements(parent).some((e) => e.localName === 'Signature' && e.namespaceURI === XMLDSIG_NS);
 }
@@ -75,12 +80,21 @@ export interface RpsData {
   /** the declaration as it will sit in the NFS-e: InfDeclaracaoPrestacaoServico and its Signature */
   declaracaoXml: string;
   inf: Element;
+  /**
+   * The element the RPS signature references: InfDeclaracaoPrestacaoServico@Id, or, in the official 2.00 layout (no
+   * Id on it: nfse v2.00 XSD), its Rps@Id; the Signature sits after InfDeclaracaoPrestacaoServico in both.
+   */
+  signed: Element;
+  /** the RPS is in the official 2.00 layout */
+  layout200: boolean;
 }
 
 const num = (value: string | undefined) => Number(value ?? 0) || 0;
 
 export function readRps(rps: Element): RpsData {
   const inf = child(rps, 'InfDeclaracaoPrestacaoServico')!;
+  const inner = child(inf, 'Rps');
+  const layout200 = !inf.hasAttribute('Id') && inner?.hasAttribute('Id') === true;
   const ident = at(inf, 'Rps/IdentificacaoRps');
   const valores = at(inf, 'Servico/Valores');
   const v = (name: string) => num(textAt(valores, name));
@@ -103,6 +117,8 @@ export function readRps(rps: Element): RpsData {
     issRetido,
     declaracaoXml: childElements(rps).map(serialize).join(''),
     inf,
+    signed: layout200 ? inner! : inf,
+    layout200,
   };
 }
 
@@ -118,7 +134,7 @@ export function checkRpsSignature(
 ): Mensagem | null {
   const parent = rps.inf.parentNode as Element;
   if (!hasSignature(parent)) return required ? official('E174', undefined, rps.ident) : null;
-  const check = verifySigned(xml, rps.inf, documentReference);
+  const check = verifyRps(xml, rps, documentReference);
   if (!check.ok) return official('E324', check.detail, rps.ident);
   const signer = check.value.identity.cnpj ?? check.value.identity.cpf ?? '';
   if (!signer || rootOf(signer) !== rootOf(rps.prestador)) {
@@ -162,15 +178,17 @@ export function composeNfse(options: ComposeNfseOptions): string {
     value ? `<${name}>${escapeXml(value)}</${name}>` : '';
   const prestadorId = `<CpfCnpj>${rps.prestador.length === 11 ? el('Cpf', rps.prestador) : el('Cnpj', rps.prestador)}</CpfCnpj>`;
   const unsigned =
-    `<Nfse${ns} versao="${options.version}"><InfNfse${options.signed === false ? '' : ` Id="NFSE${rps.prestador}N${options.numero}"`}>` +
+    `<Nfse${ns} versao="${rps.layout200 ? '2.00' : options.version}"><InfNfse${options.signed === false ? '' : ` Id="NFSE${rps.prestador}N${options.numero}"`}>` +
     el('Numero', options.numero) +
     el('CodigoVerificacao', options.codigoVerificacao) +
     el('DataEmissao', options.dataEmissao) +
     `<ValoresNfse>${el('BaseCalculo', money(base))}${el('Aliquota', rps.aliquota)}` +
     `${rps.valorIss > 0 ? el('ValorIss', money(rps.valorIss)) : ''}${el('ValorLiquidoNfse', money(liquido))}</ValoresNfse>` +
     // ABRASF 2.04's tcDadosPrestador has no IdentificacaoPrestador (the prestador is in the declaration)
-    `<PrestadorServico>${options.version === '2.04' ? '' : `<IdentificacaoPrestador>${prestadorId}${el('InscricaoMunicipal', rps.inscricaoMunicipal)}</IdentificacaoPrestador>`}` +
-    `${el('RazaoSocial', options.razaoSocial.slice(0, 150) || rps.prestador)}<Endereco>${el('CodigoMunicipio', rps.codigoMunicipio)}${el('Uf', city?.uf)}</Endereco></PrestadorServico>` +
+    (rps.layout200
+      ? `<EnderecoPrestadorServico>${el('CodigoMunicipio', rps.codigoMunicipio)}${el('Uf', city?.uf)}</EnderecoPrestadorServico>`
+      : `<PrestadorServico>${options.version === '2.04' ? '' : `<IdentificacaoPrestador>${prestadorId}${el('InscricaoMunicipal', rps.inscricaoMunicipal)}</IdentificacaoPrestador>`}` +
+        `${el('RazaoSocial', options.razaoSocial.slice(0, 150) || rps.prestador)}<Endereco>${el('CodigoMunicipio', rps.codigoMunicipio)}${el('Uf', city?.uf)}</Endereco></PrestadorServico>`) +
     `<OrgaoGerador>${el('CodigoMunicipio', rps.codigoMunicipio)}${el('Uf', city?.uf ?? 'SP')}</OrgaoGerador>` +
     `<DeclaracaoPrestacaoServico>${rps.declaracaoXml}</DeclaracaoPrestacaoServico>` +
     `${el('ChaveAcesso', options.chaveAcesso)}</InfNfse></Nfse>`;

@@ -23,6 +23,7 @@ import {
   rootOf,
   serialize,
   verificationCode,
+  verifyRps,
   verifySigned,
 } from './rules.ts';
 import { type Ambiente, AbrasfStore, type IssuedNfse } from './store.ts';
@@ -242,7 +243,7 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
 
   /** The signer's name (its certificate CN before `:`), as the provider's taxpayer register would hold it. */
   function razaoSocialOf(xml: string, rps: RpsData): string {
-    const check = verifySigned(xml, rps.inf, byDocument);
+    const check = verifyRps(xml, rps, byDocument);
     return check.ok ? (check.value.identity.subjectCN.split(':')[0]?.trim() ?? '') : '';
   }
 
@@ -407,7 +408,9 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     const messageRoot = /^(?:<\?xml[^>]*\?>)?\s*<(?:\w+:)?(\w+)/.exec(xml.trim())?.[1];
     if (sync && messageRoot !== sync.requestRoot)
       return soapFault(500, 'Client', `Método não disponível: ${call.operation} espera ${sync.requestRoot}.`);
-    const xsd = validateXml(profile.schema, xml);
+    // a provider with a layout per city: the XSD of the cabecalho's versaoDados
+    const versaoDados = /<versaoDados>([^<]+)<\/versaoDados>/.exec(call.cabecalho ?? '')?.[1] ?? '';
+    const xsd = validateXml(profile.schemas?.[versaoDados] ?? profile.schema, xml);
     if (!xsd.ok)
       return refuse([official('E160', xsd.errors[0]), ...xsd.errors.slice(1, 5).map((e) => official('E160', e))]);
     const root = parseDom(xml).documentElement!;

@@ -1,4 +1,3 @@
-import { municipalityRegistry } from '../../routing/municipality-registry.ts';
 import type { SchemaName } from '../../../xml/xsd.ts';
 import type { AbrasfProviderConfig } from '../config.ts';
 
@@ -35,22 +34,5 @@ export function baselineConfig(options: {
     limits: { rpsPerLote: 50, queryPage: 50 },
     cancellation: { defaultCode: '1' },
     capabilities: { cancel: true, substitution: false, batch: false, mode: 'sync', pdf: 'none', homologation: true },
-  };
-}
-
-/**
- * A check that refuses, at the API edge, the cities where ACBr configures the provider with another layout version
- * than the one this configuration writes (field `project.codigoMunicipio`): sending them this layout would be a guess.
- */
-export function onlyLayout(provider: string, version: string): NonNullable<AbrasfProviderConfig['check']> {
-  return (project) => {
-    const route = project.codigoMunicipio ? municipalityRegistry().find(project.codigoMunicipio) : undefined;
-    if (route?.provider !== provider || route.family !== 'abrasf-v2' || route.version === version) return [];
-    return [
-      {
-        field: 'project.codigoMunicipio',
-        message: `${provider} takes ABRASF layout ${route.version} in ${route.name}/${route.uf}; only layout ${version} is supported for it yet`,
-      },
-    ];
   };
 }

@@ -142,7 +142,7 @@ export const searchCitiesRoute: RouteModule = (app, ctx) => {
       return {
         query: q,
         data: matches.map((route) => {
-          const c = coverageOf(route, registry, ctx.engines.implemented);
+          const c = coverageOf(route, registry, ctx.engines.implementedIn);
           return {
             codigoIbge: c.code,
             nome: c.name,

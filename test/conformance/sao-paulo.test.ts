@@ -1,0 +1,30 @@
+import { saoPauloFamily } from '../../src/engines/sao-paulo/family.ts';
+import { saoPauloSandbox } from '../../src/sandbox/sao-paulo/service.ts';
+import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { normalized, startMunicipalSandbox } from './soap-string-support.ts';
+import { describeConformance } from './suite.ts';
+
+/**
+ * São Paulo (NF-e Paulistana v02) against its sandbox: a regime-1 provider with its CCM, the municipal service code
+ * and the IBS/CBS defaults the v02 RPS requires. The business-rule rejection: a service code the city does not have
+ * (306, the sandbox's stand-in for the unpublished table: codes below 1000).
+ */
+const project = fiscalProfile({
+  ambiente: 1,
+  codigoMunicipio: '3550308',
+  inscricaoMunicipal: '31000000',
+  codigoServicoSp: '02658',
+  defaultNbs: '115021000',
+  defaultIndicadorOperacao: '100301',
+  defaultClassificacaoTributaria: '000001',
+  defaultCstIbscbs: '000',
+});
+const unknownCode = { ...project, codigoServicoSp: '00999' };
+
+describeConformance({
+  family: saoPauloFamily,
+  project,
+  invoice: () => normalized(project),
+  rejection: { project: unknownCode, invoice: normalized(unknownCode), code: '306' },
+  start: () => startMunicipalSandbox(saoPauloSandbox, project),
+});
