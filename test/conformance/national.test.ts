@@ -1,3 +1,4 @@
+import { normalizedInvoice } from './support.ts';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -5,13 +6,10 @@ import { request } from 'undici';
 import { Agent } from 'undici';
 import { createA1Certificate, createCertificateAuthority } from '../../src/certificates/generate.ts';
 import { readPkcs12 } from '../../src/certificates/pkcs12.ts';
-import { checkInvoiceRequest, type InvoiceRequest, type NormalizedInvoice } from '../../src/domain/invoice-request.ts';
-import type { ProjectFiscalProfile } from '../../src/domain/project-profile.ts';
 import { nationalFamily } from '../../src/engines/national/family.ts';
 import { provisionSandboxIdentity } from '../../src/sandbox/identity.ts';
 import { startSefinSandbox } from '../../src/sandbox/sefin/server.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
-import { invoiceBody } from '../support/onboarding.ts';
 import { type ConformanceEnvironment, describeConformance } from './suite.ts';
 
 /**
@@ -27,18 +25,16 @@ const project = fiscalProfile({
   defaultCstIbscbs: '000',
 });
 
-function normalized(profile: ProjectFiscalProfile, overrides: Record<string, unknown> = {}): NormalizedInvoice {
-  const checked = checkInvoiceRequest(invoiceBody(overrides) as InvoiceRequest, profile);
-  if (!checked.ok) throw new Error(JSON.stringify(checked.errors));
-  return checked.value;
-}
-
 describeConformance({
   family: nationalFamily,
   project,
-  invoice: () => normalized(project),
+  invoice: () => normalizedInvoice(project),
   // a production DPS (tpAmb 1) sent to the homologation environment: E0006
-  rejection: { project: { ...project, ambiente: 1 }, invoice: normalized({ ...project, ambiente: 1 }), code: 'E0006' },
+  rejection: {
+    project: { ...project, ambiente: 1 },
+    invoice: normalizedInvoice({ ...project, ambiente: 1 }),
+    code: 'E0006',
+  },
   async start(): Promise<ConformanceEnvironment> {
     const dir = await mkdtemp(join(tmpdir(), 'conformance-national-'));
     const identity = provisionSandboxIdentity(join(dir, 'identity'));
