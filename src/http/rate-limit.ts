@@ -19,7 +19,10 @@ function retryAfterOf(slot: number, now: number): number {
  * allowance at a time (one statement per lease, not per request); unused leases only make the limit stricter.
  */
 export class RateLimiter implements RateLimits {
-  private readonly local = new Map<string, { slot: number; granted: number; used: number; refused: boolean }>();
+  private readonly local = new Map<
+    string,
+    { slot: number; granted: number; used: number; refused: boolean; leasing: Promise<void> | null }
+  >();
 
   constructor(
     private readonly db: Db,
@@ -32,7 +35,7 @@ export class RateLimiter implements RateLimits {
     const slot = Math.floor(now / RATE_SLOT_MS) * RATE_SLOT_MS;
     let state = this.local.get(bucket);
     if (!state || state.slot !== slot) {
-      state = { slot, granted: 0, used: 0, refused: false };
+      state = { slot, granted: 0, used: 0, refused: false, leasing: null };
       this.local.set(bucket, state);
       if (this.local.size > 10_000) this.evict(slot);
     }
@@ -41,6 +44,29 @@ export class RateLimiter implements RateLimits {
       return null;
     }
     if (state.refused) return retryAfterOf(slot, now); // nothing frees allowance within a slot
+    // one lease in flight per bucket: concurrent requests wait for it instead of each reserving a lease of their own
+    // (a burst of N would otherwise reserve N leases at once, and the unused ones are lost at the slot's end)
+    if (state.leasing) {
+      await state.leasing;
+      return this.take(bucket, limitPerMinute);
+    }
+    const leasing = this.lease(bucket, limitPerMinute, state, slot);
+    state.leasing = leasing;
+    try {
+      await leasing;
+    } finally {
+      state.leasing = null;
+    }
+    if (state.used < state.granted) {
+      state.used++;
+      return null;
+    }
+    state.refused = true;
+    return retryAfterOf(slot, now);
+  }
+
+  /** Reserves one lease of the current slot's allowance in the database (what is granted goes to `state`). */
+  private async lease(bucket: string, limitPerMinute: number, state: { granted: number }, slot: number): Promise<void> {
     const lease = Math.max(1, Math.floor(limitPerMinute / 60));
     const slotStart = new Date(slot).toISOString();
     const since = new Date(slot - SLOTS_BEHIND * RATE_SLOT_MS).toISOString();
@@ -61,12 +87,6 @@ export class RateLimiter implements RateLimits {
       ? Math.max(0, Math.min(lease, limitPerMinute - Number(row.previous) - (Number(row.count) - lease)))
       : 0;
     state.granted += grantedNow;
-    if (state.used < state.granted) {
-      state.used++;
-      return null;
-    }
-    state.refused = true;
-    return retryAfterOf(slot, now);
   }
 
   private evict(currentSlot: number) {

@@ -1,5 +1,7 @@
+import { sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ORG_SCOPES } from '../../src/access/scopes.ts';
+import { RateLimiter } from '../../src/http/rate-limit.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import {
   callRoute,
@@ -59,5 +61,19 @@ describe('organization token rate limit (spec 8: 429 with Retry-After)', () => {
         'UNAUTHENTICATED',
       );
     }
+  });
+});
+
+describe('sliding-window limiter under a burst', () => {
+  it('admits a concurrent burst below the limit in full, reserving only the leases it uses', async () => {
+    const limiter = new RateLimiter(t.service.ctx.db);
+    const bucket = `burst-${Date.now()}`;
+    // a limit of 6,000 a minute leases 100 at a time; 500 requests at once need 5 leases, not 500
+    const answers = await Promise.all(Array.from({ length: 500 }, () => limiter.take(bucket, 6_000)));
+    expect(answers.filter((a) => a !== null)).toEqual([]);
+    const result = (await t.service.ctx.db.execute(
+      sql`select coalesce(sum(count), 0)::int as n from rate_limit_counters where bucket = ${bucket}`,
+    )) as unknown as { rows: { n: number }[] };
+    expect(Number(result.rows[0]!.n)).toBeLessThanOrEqual(600);
   });
 });
