@@ -27,6 +27,14 @@ export type Outcome<T> =
 /** An outcome that is not `ok`: what a job records or retries. */
 export type Failure = Exclude<Outcome<never>, { kind: 'ok' }>;
 
+/** Whether a refusal carries one of these government codes (as its code or among its errors). */
+export function hasGovernmentCode(outcome: Outcome<unknown>, codes: readonly string[]): boolean {
+  return (
+    outcome.kind === 'rejected' &&
+    (codes.includes(outcome.errorCode) || outcome.errors.some((e) => codes.includes(e.Codigo)))
+  );
+}
+
 /** One line for logs and error messages. */
 export function describeFailure(outcome: Failure): string {
   switch (outcome.kind) {

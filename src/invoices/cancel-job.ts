@@ -1,5 +1,5 @@
 import type { AppContext } from '../context.ts';
-import type { CancellationRecord, IssuedReference, Outcome } from '../engines/types.ts';
+import { type CancellationRecord, hasGovernmentCode, type IssuedReference, type Outcome } from '../engines/types.ts';
 import type { JobContext } from '../jobs/queue.ts';
 import { finishCancellationRejected, finishCancelled } from './cancellation.ts';
 import { loadJobSubject, retryOrGiveUp } from './job-subject.ts';
@@ -52,7 +52,7 @@ export async function runCancelJob(ctx: AppContext, invoiceId: string, job: JobC
     invoice.cancelMotivo,
     connection,
   );
-  const alreadyCancelled = mayBeAlreadyCancelled(outcome, engine.alreadyCancelledCodes);
+  const alreadyCancelled = hasGovernmentCode(outcome, engine.alreadyCancelledCodes);
   if (outcome.kind === 'unknown' || alreadyCancelled) {
     const found = await engine.reconcileCancellation(note, connection);
     if (found.kind === 'ok' && found.value) outcome = { kind: 'ok', value: found.value };
@@ -70,13 +70,6 @@ export async function runCancelJob(ctx: AppContext, invoiceId: string, job: JobC
     default:
       return giveUpOrRetry(ctx, invoiceId, job, outcome);
   }
-}
-
-function mayBeAlreadyCancelled(outcome: Outcome<unknown>, codes: readonly string[]): boolean {
-  return (
-    outcome.kind === 'rejected' &&
-    (codes.includes(outcome.errorCode) || outcome.errors.some((e) => codes.includes(e.Codigo)))
-  );
 }
 
 function giveUpOrRetry(

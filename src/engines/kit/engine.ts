@@ -1,13 +1,14 @@
 import { type SignatureAlgorithm, signXml } from '../../xml/sign.ts';
 import { validateXml } from '../../xml/xsd.ts';
-import type {
-  CancellationRecord,
-  Connection,
-  EngineFamily,
-  IssuedDocument,
-  Outcome,
-  PreparedDocument,
-  PrepareInput,
+import {
+  type CancellationRecord,
+  type Connection,
+  type EngineFamily,
+  hasGovernmentCode,
+  type IssuedDocument,
+  type Outcome,
+  type PreparedDocument,
+  type PrepareInput,
 } from '../types.ts';
 import { authorize, MissingCredentialError } from './auth.ts';
 import {
@@ -40,13 +41,6 @@ export function transportFailure(answer: Exclude<HttpAnswer, { kind: 'response' 
 /** A query never changes anything: any refusal of it is worth asking again later, never a final answer. */
 function queryRefusalIsTransient<T>(outcome: Outcome<T>, what: string): Outcome<T> {
   return outcome.kind === 'rejected' ? { kind: 'transient', reason: `${what}: ${outcome.errorCode}` } : outcome;
-}
-
-export function hasCode(outcome: Outcome<unknown>, codes: readonly string[]): boolean {
-  return (
-    outcome.kind === 'rejected' &&
-    (codes.includes(outcome.errorCode) || outcome.errors.some((e) => codes.includes(e.Codigo)))
-  );
 }
 
 /**
@@ -153,7 +147,7 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
     async issue(document, connection): Promise<Outcome<IssuedDocument>> {
       const outcome = await run(operations.emit, document, connection);
       // "already processed": a previous attempt went through; the job reconciles before anything else
-      if (hasCode(outcome, definition.alreadyProcessedCodes)) {
+      if (hasGovernmentCode(outcome, definition.alreadyProcessedCodes)) {
         const code = outcome.kind === 'rejected' ? outcome.errorCode : '';
         return { kind: 'unknown', reason: `${code}: the declaration was already processed; reconciling` };
       }

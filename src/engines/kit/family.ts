@@ -186,14 +186,4 @@ export function defineFamily(definition: FamilyDefinition): FamilyDefinition {
   return definition;
 }
 
-/** The engine-facing issued note of an `IssuedDocument` (what cancellation and queries need). */
-export function referenceOf(issued: IssuedDocument): IssuedReference {
-  return {
-    chave: issued.chave,
-    numero: issued.numero,
-    verificationCode: issued.verificationCode ?? null,
-    ambiente: issued.ambiente,
-  };
-}
-
 export type { CancellationRecord };
