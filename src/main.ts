@@ -30,7 +30,7 @@ function startupFailure(err: unknown): string {
 
 let service: RunningService;
 try {
-  service = await startService(config);
+  service = await startService(config, { sandboxProcess: true });
 } catch (err) {
   console.error(`Cannot start the NFS-e service: ${startupFailure(err)}`);
   if (['debug', 'trace'].includes(config.logLevel)) console.error(err);

@@ -16,6 +16,7 @@ import { securePrivateDirectory } from './data-dir.ts';
 import { createLogger } from './logging.ts';
 import { provisionSandboxIdentity, sandboxIdentityMissing } from './sandbox/identity.ts';
 import { municipalSandboxPath } from './sandbox/municipal.ts';
+import { type SandboxProcess, startSandboxProcess } from './sandbox/process.ts';
 import { type SefinSandbox, startSefinSandbox } from './sandbox/sefin/server.ts';
 import { createLocalStorage } from './storage/local.ts';
 import type { DocumentStorage } from './storage/types.ts';
@@ -55,9 +56,20 @@ async function createStorage(config: Config): Promise<DocumentStorage> {
   return createLocalStorage({ rootDir: config.storage.rootDir, publicBaseUrl: () => `${config.publicBaseUrl}/files` });
 }
 
+/** The endpoints of the sandboxes, wherever they run (a URL and the CA of their TLS certificate). */
+function sandboxEndpoints(url: string, caPem: string): GovernmentEndpoints {
+  return {
+    sefinBaseUrl: (amb) => `${url}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
+    adnParametersBaseUrl: (amb) => `${url}/${amb === 1 ? 'producao' : 'producaorestrita'}/parametrizacao`,
+    municipalSandboxUrl: (engine, amb) => `${url}${municipalSandboxPath(engine, amb)}`,
+    caPem,
+  };
+}
+
 async function governmentEndpoints(
   config: Config,
   logger: pino.Logger,
+  sandboxProcess: Promise<SandboxProcess> | null,
 ): Promise<{ endpoints: GovernmentEndpoints; sandbox: SefinSandbox | null }> {
   if (config.government === 'live') {
     return {
@@ -83,6 +95,11 @@ async function governmentEndpoints(
       sandbox: null,
     };
   }
+  if (sandboxProcess) {
+    const child = await sandboxProcess;
+    logger.info({ url: child.url, pid: child.pid }, 'government sandboxes started in their own process');
+    return { endpoints: sandboxEndpoints(child.url, child.caPem), sandbox: null };
+  }
   const identity = provisionSandboxIdentity(resolve(config.dataDir, 'sandbox'));
   const sandbox = await startSefinSandbox({
     host: '127.0.0.1',
@@ -94,33 +111,42 @@ async function governmentEndpoints(
     logger: { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m) },
   });
   logger.info({ url: sandbox.url }, 'Sefin Nacional sandbox started');
-  return {
-    endpoints: {
-      sefinBaseUrl: (amb) => `${sandbox.url}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
-      adnParametersBaseUrl: (amb) => `${sandbox.url}/${amb === 1 ? 'producao' : 'producaorestrita'}/parametrizacao`,
-      municipalSandboxUrl: (engine, amb) => `${sandbox.url}${municipalSandboxPath(engine, amb)}`,
-      caPem: identity.caPem,
-    },
-    sandbox,
-  };
+  return { endpoints: sandboxEndpoints(sandbox.url, identity.caPem), sandbox };
 }
 
 export async function startService(
   config: Config,
-  options: { listen?: boolean; logger?: pino.Logger; now?: () => Date } = {},
+  options: {
+    listen?: boolean;
+    logger?: pino.Logger;
+    now?: () => Date;
+    /** run the local sandboxes in a child process (what `npm start` does) instead of in this event loop */
+    sandboxProcess?: boolean;
+  } = {},
 ): Promise<RunningService> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const sandboxDir = resolve(config.dataDir, 'sandbox');
-  const inProcessSandbox = config.government !== 'live' && !config.sefinSandboxUrl;
-  // First start: the sandbox's three RSA keys are generated on the thread pool while the database opens.
-  if (inProcessSandbox && sandboxIdentityMissing(sandboxDir)) prefetchRsaKeys(3);
-  const database = await openDatabase(config);
-  const closers: (() => Promise<void>)[] = [() => database.close()];
+  const localSandbox = config.government !== 'live' && !config.sefinSandboxUrl;
+  // The sandbox process starts while the database opens (its first start generates its keys there).
+  const sandboxProcess =
+    localSandbox && options.sandboxProcess
+      ? startSandboxProcess({
+          dir: sandboxDir,
+          logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) },
+        })
+      : null;
+  sandboxProcess?.catch(() => undefined); // awaited below; an early failure must not be an unhandled rejection
+  // First start, in-process sandbox: its three RSA keys are generated on the thread pool while the database opens.
+  if (localSandbox && !sandboxProcess && sandboxIdentityMissing(sandboxDir)) prefetchRsaKeys(3);
+  const closers: (() => Promise<void>)[] = [];
+  if (sandboxProcess) closers.push(() => sandboxProcess.then((child) => child.close()).catch(() => undefined));
   try {
+    const database = await openDatabase(config);
+    closers.unshift(() => database.close());
     await runMigrations(database, config.databaseUrl);
     // the embedded engine sets modes of its own on a few files it writes at start: bring them back to 0600
     if (!config.databaseUrl) securePrivateDirectory(config.dataDir);
-    const { endpoints, sandbox } = await governmentEndpoints(config, logger);
+    const { endpoints, sandbox } = await governmentEndpoints(config, logger, sandboxProcess);
     if (sandbox) closers.unshift(() => sandbox.close());
     const queue = new JobQueue(database, {
       retryLimitMax: config.jobRetryLimitMax,

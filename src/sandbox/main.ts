@@ -30,15 +30,27 @@ const sandbox = await startSefinSandbox({
   },
 });
 
-console.log(`Sefin Nacional sandbox listening on ${sandbox.url}`);
-console.log(`  produção:          ${sandbox.url}/producao/SefinNacional`);
-console.log(`  produção restrita: ${sandbox.url}/producaorestrita/SefinNacional`);
-console.log(
-  `  ADN Parâmetros Municipais: ${sandbox.url}/{producao,producaorestrita}/parametrizacao (seed: GET ${sandbox.url}/__sandbox/adn)`,
-);
-console.log(`  CA certificate:    ${identity.caFile}`);
-console.log(`  faults:            PUT ${sandbox.url}/__sandbox/faults   issued: GET ${sandbox.url}/__sandbox/issued`);
-console.log(`  exchanges:         ${sandbox.exchangesFile()}`);
+/** Started by the service (`npm start`, src/sandbox/process.ts): report over IPC, quit when the service goes away. */
+const supervised = typeof process.send === 'function';
+if (supervised) {
+  process.send?.({ type: 'sandbox-ready', url: sandbox.url, caFile: identity.caFile });
+  process.on('disconnect', () => {
+    sandbox.close().finally(() => process.exit(0));
+  });
+}
+if (!process.env.SANDBOX_QUIET) printBanner();
+
+function printBanner() {
+  console.log(`Sefin Nacional sandbox listening on ${sandbox.url}`);
+  console.log(`  produção:          ${sandbox.url}/producao/SefinNacional`);
+  console.log(`  produção restrita: ${sandbox.url}/producaorestrita/SefinNacional`);
+  console.log(
+    `  ADN Parâmetros Municipais: ${sandbox.url}/{producao,producaorestrita}/parametrizacao (seed: GET ${sandbox.url}/__sandbox/adn)`,
+  );
+  console.log(`  CA certificate:    ${identity.caFile}`);
+  console.log(`  faults:            PUT ${sandbox.url}/__sandbox/faults   issued: GET ${sandbox.url}/__sandbox/issued`);
+  console.log(`  exchanges:         ${sandbox.exchangesFile()}`);
+}
 
 let closing = false;
 for (const signal of ['SIGINT', 'SIGTERM'] as const) {

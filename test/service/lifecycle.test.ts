@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -65,12 +65,19 @@ describe('the service process (npm start) on embedded defaults', () => {
       expect(existsSync(join(dataDir, 'nfse.lock'))).toBe(true);
       const servicePid = Number(readFileSync(join(dataDir, 'nfse.lock'), 'utf8'));
       expect(servicePid).not.toBe(child.pid); // npm's child is the service: the signal has to go through npm
+      // The government sandboxes run beside the service, in a child process of their own (not on its event loop).
+      const sandboxPids = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(servicePid)], { encoding: 'utf8' })
+        .split('\n')
+        .filter((line) => line.includes('sandbox/main'))
+        .map((line) => Number(line.trim().split(/\s+/)[0]));
+      expect(sandboxPids).toHaveLength(1);
       // SIGTERM to the npm process itself, as a process manager or `kill <pid of npm start>` sends it.
       child.kill('SIGTERM');
       expect(await exited).toEqual({ code: 0, signal: null });
       // The service released its data directory (graceful close) and is gone, not orphaned.
       expect(existsSync(join(dataDir, 'nfse.lock'))).toBe(false);
       expect(() => process.kill(servicePid, 0)).toThrow();
+      expect(() => process.kill(sandboxPids[0]!, 0)).toThrow();
     } finally {
       child.kill('SIGKILL');
     }
