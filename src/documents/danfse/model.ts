@@ -1,4 +1,5 @@
 import { findMunicipality } from '../../domain/municipalities.ts';
+import { buildAbrasfDanfseModel, isAbrasfNfse } from './abrasf-model.ts';
 import { findCountry } from '../../domain/countries.ts';
 import {
   formatBrasiliaDateTime,
@@ -500,8 +501,12 @@ function readTributosAproximados(infDps: Element): string | null {
   return lei12741;
 }
 
-/** Builds the DANFSe view model from an NFS-e XML (`<NFSe>` root, or any wrapper holding one `infNFSe`). */
+/**
+ * Builds the DANFSe view model from an NFS-e XML (`<NFSe>` root, or any wrapper holding one `infNFSe`); a municipal
+ * ABRASF NFS-e (`InfNfse`) gets its DANFSe-like model (abrasf-model.ts).
+ */
 export function buildDanfseModel(nfseXml: string): DanfseModelResult {
+  if (isAbrasfNfse(nfseXml)) return buildAbrasfDanfseModel(nfseXml);
   const parsed = parseXml(withoutSignatures(nfseXml));
   if (!parsed.ok) return { ok: false, code: 'DANFSE_INVALID_XML', message: parsed.message };
   const inf = findDescendant(parsed.root, 'infNFSe');
