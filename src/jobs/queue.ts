@@ -241,7 +241,7 @@ export class JobQueue {
         });
       }
       return jobs.length > 0 ? 'fetched' : 'empty';
-    });
+    }, 5_000);
     this.loops.set(queue, loop);
     loop.start();
   }
@@ -276,9 +276,15 @@ class WorkerLoop {
   private readonly idle = new Set<Promise<void>>();
   private static readonly POLL_MS = 500;
 
+  /**
+   * `maxIdleMs`: an empty queue is polled again after 0.5 s, then less and less often (doubling) up to this: jobs
+   * enqueued by this process wake the loop at once (`wake`), so the polls only pick up jobs of other processes and
+   * delayed retries; on the embedded database every poll is a query on the service's own event loop.
+   */
   constructor(
     private readonly slots: number,
     private readonly fetchAndRun: () => Promise<'fetched' | 'empty' | 'error'>,
+    private readonly maxIdleMs = 2_000,
   ) {}
 
   get free(): number {
@@ -318,6 +324,7 @@ class WorkerLoop {
   }
 
   private async loop() {
+    let idleMs = WorkerLoop.POLL_MS;
     while (!this.stopped) {
       if (this.free <= 0) {
         await this.sleep(WorkerLoop.POLL_MS);
@@ -325,8 +332,11 @@ class WorkerLoop {
       }
       const result = await this.fetchAndRun();
       if (this.stopped) break;
-      if (result === 'empty') await this.sleep(WorkerLoop.POLL_MS);
-      else if (result === 'error') await this.sleep(2000);
+      if (result === 'empty') {
+        await this.sleep(idleMs);
+        idleMs = Math.min(idleMs * 2, this.maxIdleMs);
+      } else if (result === 'error') await this.sleep(2000);
+      else idleMs = WorkerLoop.POLL_MS;
     }
   }
 
