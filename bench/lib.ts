@@ -83,6 +83,8 @@ export async function load(options: {
   body?: (i: number) => string;
   connections: number;
   seconds: number;
+  /** receives each answer's status and body (otherwise bodies are discarded unread) */
+  onBody?: (status: number, text: string) => void;
 }): Promise<LoadResult> {
   const pool = new Pool(options.origin, { connections: options.connections, pipelining: 1 });
   const latencies: number[] = [];
@@ -101,7 +103,8 @@ export async function load(options: {
           headers: options.headers,
           body: options.body?.(i),
         });
-        await res.body.dump();
+        if (options.onBody) options.onBody(res.statusCode, await res.body.text());
+        else await res.body.dump();
         latencies.push(performance.now() - t0);
         statuses[res.statusCode] = (statuses[res.statusCode] ?? 0) + 1;
       }

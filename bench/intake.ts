@@ -1,0 +1,350 @@
+/**
+ * Intake while issuing, as users run the service: `npm start` exactly as the README starts it (API, job workers and
+ * database in the service process; the local sandboxes in their own child process), on the embedded default
+ * (PGlite) and on PostgreSQL, next to a bare Fastify JSON POST measured in the same run (the anchor).
+ *
+ * For each setting: start to healthy; `POST /emitir` accepted/s, p50 and p99 with CONNECTIONS concurrent clients
+ * for SECONDS while the accepted notes are being issued; then, until every accepted note is issued with its PDF:
+ * issued notes/s end to end and the CPU seconds per issued note of the service process and, apart, of the sandbox
+ * process (from /proc); peak RSS of the service process.
+ *
+ *   npx tsx bench/intake.ts [seconds=8] [connections=32] [settings=pglite,postgres]
+ * PostgreSQL: BENCH_DATABASE_URL / DATABASE_URL / 127.0.0.1:5432 test (a fresh database is created and dropped).
+ */
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Pool } from 'undici';
+// @ts-expect-error plain JavaScript build script, no declarations
+import { build, buildIsFresh } from '../scripts/build.mjs';
+import { createA1Certificate } from '../src/certificates/generate.ts';
+import { createDatabase, fmt, load, printTable, ROOT, startChild, waitForHttp } from './lib.ts';
+
+const SECONDS = Number(process.argv[2] ?? 8);
+const CONNECTIONS = Number(process.argv[3] ?? 32);
+const SETTINGS = (process.argv[4] ?? 'pglite,postgres').split(',');
+
+const invoice = JSON.stringify({
+  tomador: {
+    cnpj: '11444777000161',
+    nome: 'Cliente Tomador SA',
+    endereco: {
+      logradouro: 'Av. Paulista',
+      numero: '1000',
+      bairro: 'Bela Vista',
+      cidade: 'São Paulo',
+      uf: 'SP',
+      cep: '01310100',
+    },
+  },
+  servico: { descricao: 'Desenvolvimento de software', codigo: '010101' },
+  valores: { total: 1500.5, aliquotaIss: 2 },
+});
+
+function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** CPU seconds (user + system) of a process so far (/proc, clock ticks of 10 ms). */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function peakRssMb(pid: number): number {
+  try {
+    return Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+function childrenOf(pid: number): { pid: number; args: string }[] {
+  try {
+    return execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.trim())
+      .map((l) => {
+        const [p, ...args] = l.trim().split(/\s+/);
+        return { pid: Number(p), args: args.join(' ') };
+      });
+  } catch {
+    return [];
+  }
+}
+
+interface Figures {
+  setting: string;
+  healthyMs: number;
+  accepted: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  statuses: Record<number, number>;
+  issuedPerSecond: number;
+  serviceCpuMsPerNote: number;
+  sandboxCpuMsPerNote: number;
+  peakRss: number;
+  errors: number;
+}
+
+async function measure(setting: string, bareRps: number): Promise<Figures> {
+  const parent = mkdtempSync(join(tmpdir(), 'nfse-bench-intake-'));
+  const port = await freePort();
+  const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;
+  const db = setting === 'postgres' ? await createDatabase() : null;
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: join(parent, 'data'),
+    PORT: String(port),
+    LOG_LEVEL: 'error',
+    NFSE_ADMIN_KEY: adminKey,
+    NFSE_MASTER_KEY: randomBytes(32).toString('hex'),
+  };
+  delete env.DATABASE_URL;
+  if (db) env.DATABASE_URL = db.url;
+  const t0 = performance.now();
+  // BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", refused in NODE_OPTIONS): the command npm start
+  // runs, started directly with those flags — a profiling aid; the figures are npm start's without it.
+  const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean);
+  const npm: ChildProcess = nodeFlags
+    ? spawn(process.execPath, [...nodeFlags, 'scripts/run.mjs', 'src/main.ts'], {
+        cwd: ROOT,
+        env,
+        stdio: ['ignore', 'ignore', 'inherit'],
+      })
+    : spawn('npm', ['start'], { cwd: ROOT, env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const origin = `http://127.0.0.1:${port}/api/v1`;
+  try {
+    for (;;) {
+      try {
+        if ((await fetch(`${origin}/health`)).status === 200) break;
+      } catch {
+        /* starting */
+      }
+      if (performance.now() - t0 > 120_000) throw new Error('not healthy after 120 s');
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const healthyMs = performance.now() - t0;
+    const service = nodeFlags ? { pid: npm.pid! } : childrenOf(npm.pid!).find((c) => c.args.includes('node'))!;
+    const sandbox = childrenOf(service.pid).find((c) => c.args.includes('sandbox/main'));
+    if (!sandbox) throw new Error('no sandbox child process found');
+
+    const call = async (method: string, path: string, key: string, body?: unknown) => {
+      const res = await fetch(`${origin}${path}`, {
+        method,
+        headers: {
+          'x-api-key': key,
+          ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
+        },
+        body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined,
+      });
+      return res.json();
+    };
+    const org = await call('POST', '/admin/organizations', adminKey, { name: 'Bench', plan: 'enterprise' });
+    await call('PUT', `/admin/organizations/${org.id}/limits`, adminKey, { keyRateLimitCeiling: 1_000_000 });
+    const project = await call('POST', '/org/projects', org.token, {
+      name: 'E',
+      cnpj: '11222333000181',
+      razaoSocial: 'EMPRESA EXEMPLO LTDA',
+      regimeTributario: '1',
+      codigoMunicipio: '2611606', // Recife: national adherent
+      inscricaoMunicipal: '12345',
+      serieNfse: '1',
+      defaultNbs: '115021000',
+      defaultIndicadorOperacao: '100301',
+      defaultClassificacaoTributaria: '000001',
+      defaultCstIbscbs: '000',
+    });
+    const a1 = createA1Certificate({ cnpj: '11222333000181', name: 'EMPRESA EXEMPLO LTDA', password: 'x' });
+    const form = new FormData();
+    form.set('password', 'x');
+    form.set('file', new Blob([new Uint8Array(a1.pfx)]), 'a1.pfx');
+    await call('POST', `/org/projects/${project.id}/certificate`, org.token, form);
+    const key = (
+      await call('POST', `/org/projects/${project.id}/api-keys`, org.token, {
+        name: 'b',
+        rateLimitPerMinute: 1_000_000,
+      })
+    ).key as string;
+    const headers = { 'x-api-key': key, 'content-type': 'application/json' };
+
+    // warm-up: a few notes through the whole pipeline (certificate parse, TLS sessions, JIT, pdfkit load)
+    const warm = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        fetch(`${origin}/emitir`, { method: 'POST', headers, body: invoice }).then((r) => r.json()),
+      ),
+    );
+    await waitIssued(
+      origin,
+      key,
+      warm.map((w) => w.invoiceId),
+    );
+
+    const cpu0 = { service: cpuSeconds(service.pid), sandbox: cpuSeconds(sandbox.pid) };
+    const started = performance.now();
+    const ids: string[] = [];
+    const intake = await load({
+      origin: `http://127.0.0.1:${port}`,
+      path: '/api/v1/emitir',
+      method: 'POST',
+      headers,
+      body: () => invoice,
+      connections: CONNECTIONS,
+      seconds: SECONDS,
+      onBody: (status, text) => {
+        if (status === 202) ids.push(JSON.parse(text).invoiceId);
+      },
+    });
+    const { errors } = await waitIssued(origin, key, ids);
+    const seconds = (performance.now() - started) / 1000;
+    const cpu1 = { service: cpuSeconds(service.pid), sandbox: cpuSeconds(sandbox.pid) };
+    return {
+      setting,
+      healthyMs,
+      accepted: ids.length,
+      rps: intake.rps,
+      p50: intake.p50,
+      p99: intake.p99,
+      statuses: intake.statuses,
+      issuedPerSecond: ids.length / seconds,
+      serviceCpuMsPerNote: ((cpu1.service - cpu0.service) * 1000) / ids.length,
+      sandboxCpuMsPerNote: ((cpu1.sandbox - cpu0.sandbox) * 1000) / ids.length,
+      peakRss: peakRssMb(service.pid),
+      errors,
+    };
+  } finally {
+    await new Promise<void>((resolve) => {
+      if (npm.exitCode !== null) return resolve();
+      npm.once('exit', () => resolve());
+      npm.kill('SIGTERM');
+      setTimeout(() => npm.kill('SIGKILL'), 20_000).unref();
+    });
+    await db?.drop();
+    rmSync(parent, { recursive: true, force: true });
+    void bareRps;
+  }
+}
+
+/** Waits until every note is issued with its PDF stored (or failed), polling the status route 8 at a time. */
+async function waitIssued(origin: string, key: string, ids: string[]): Promise<{ errors: number }> {
+  const pool = new Pool(new URL(origin).origin, { connections: 8 });
+  let pending = [...ids];
+  let errors = 0;
+  const deadline = performance.now() + 900_000;
+  try {
+    while (pending.length > 0) {
+      if (performance.now() > deadline) throw new Error(`${pending.length} notes still pending after 15 min`);
+      const still: string[] = [];
+      for (let i = 0; i < pending.length; i += 8) {
+        const batch = pending.slice(i, i + 8);
+        const states = await Promise.all(
+          batch.map(async (id) => {
+            const res = await pool.request({
+              path: `/api/v1/invoices/${id}/status`,
+              method: 'GET',
+              headers: { 'x-api-key': key },
+            });
+            return (await res.body.json()) as { status: string; pdfUrl?: string | null };
+          }),
+        );
+        for (const [j, s] of states.entries()) {
+          if (s.status === 'issued' && s.pdfUrl) continue;
+          if (s.status === 'error' || s.status === 'rejected' || s.status === 'failed') {
+            errors++;
+            continue;
+          }
+          still.push(batch[j]!);
+        }
+        if (still.length > 0) break; // the oldest are not done: the rest cannot be either, look again later
+      }
+      const firstUndone = still.length > 0 ? pending.indexOf(still[0]!) : pending.length;
+      pending = pending.slice(firstUndone);
+      if (pending.length > 0) await new Promise((r) => setTimeout(r, 250));
+    }
+  } finally {
+    await pool.close();
+  }
+  return { errors };
+}
+
+if (!buildIsFresh()) {
+  console.error('building dist/ (not timed)…');
+  await build({ quiet: true });
+}
+const barePort = await freePort();
+const bare = startChild('bench/bare-fastify.ts', [], { PORT: String(barePort) });
+await waitForHttp(`http://127.0.0.1:${barePort}/`);
+const bareLoad = (seconds: number) =>
+  load({
+    origin: `http://127.0.0.1:${barePort}`,
+    path: '/emitir',
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: () => invoice,
+    connections: CONNECTIONS,
+    seconds,
+  });
+await bareLoad(2);
+const anchor = await bareLoad(SECONDS);
+await bare.stop();
+
+const results: Figures[] = [];
+for (const setting of SETTINGS) results.push(await measure(setting, anchor.rps));
+
+printTable(
+  `Intake while issuing, npm start as the README runs it, ${CONNECTIONS} connections for ${SECONDS} s (2-core box shared with the load generator)`,
+  [
+    ['setting', 'req/s', 'p50 ms', 'p99 ms', 'vs bare Fastify', 'statuses'],
+    [
+      'bare Fastify JSON POST (anchor)',
+      fmt(anchor.rps),
+      fmt(anchor.p50, 1),
+      fmt(anchor.p99, 1),
+      '100 %',
+      JSON.stringify(anchor.statuses),
+    ],
+    ...results.map((r) => [
+      `POST /emitir accepted, ${r.setting}`,
+      fmt(r.rps),
+      fmt(r.p50, 1),
+      fmt(r.p99, 1),
+      `${fmt((100 * r.rps) / anchor.rps, 1)} %`,
+      JSON.stringify(r.statuses),
+    ]),
+  ],
+);
+printTable('Issuing those notes end to end (issued with the PDF stored), per setting', [
+  [
+    'setting',
+    'start to healthy',
+    'notes',
+    'issued notes/s',
+    'service CPU ms/note',
+    'sandbox CPU ms/note',
+    'peak RSS',
+    'errors',
+  ],
+  ...results.map((r) => [
+    r.setting,
+    `${fmt(r.healthyMs)} ms`,
+    fmt(r.accepted),
+    fmt(r.issuedPerSecond, 1),
+    fmt(r.serviceCpuMsPerNote, 2),
+    fmt(r.sandboxCpuMsPerNote, 2),
+    `${fmt(r.peakRss)} MB`,
+    fmt(r.errors),
+  ]),
+]);
