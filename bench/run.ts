@@ -10,6 +10,7 @@ const benches = [
   ['bench/danfse.ts'],
   ['bench/start.ts'],
   ['bench/api.ts', '8', '32'],
+  ['bench/intake.ts', '8', '32'],
   ['bench/issuing.ts', '1000', '128'],
   ['bench/webhooks.ts'],
   // embedded defaults (PGlite) unless DATABASE_URL is set
