@@ -6,6 +6,7 @@ import { CertificateStore } from './certificates/store.ts';
 import type { Config } from './config.ts';
 import type { AppContext, GovernmentEndpoints } from './context.ts';
 import { openDatabase, runMigrations } from './db/client.ts';
+import { runInBackground } from './db/priority.ts';
 import { ADN_PARAMETERS_LIVE_URLS } from './engines/national/adn-parameters.ts';
 import { EngineRegistry } from './engines/registry.ts';
 import { buildApp } from './http/app.ts';
@@ -175,10 +176,11 @@ export async function startService(
       certificates: new CertificateStore(database.db, config.masterKey),
     };
     closers.unshift(() => ctx.engines.close());
-    await queue.start();
+    // the queue's own timers and every worker run as background database work (db/priority.ts)
+    await runInBackground(() => queue.start());
     closers.unshift(() => queue.stop({ graceful: true, timeoutMs: 15_000 }));
 
-    if (config.role !== 'api') closers.unshift(await registerWorkers(ctx));
+    if (config.role !== 'api') closers.unshift(await runInBackground(() => registerWorkers(ctx)));
 
     let app: App | null = null;
     let url: string | null = null;

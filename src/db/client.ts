@@ -20,6 +20,7 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import pg from 'pg';
 import type { Db as QueueDb } from 'pg-boss';
 import { fromPglite } from 'pg-boss';
+import { withForegroundPriority } from './priority.ts';
 import * as schema from './schema.ts';
 
 export type Schema = typeof schema;
@@ -116,12 +117,13 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     release();
     throw err;
   }
-  const db = drizzlePglite(client, { schema }) as unknown as Db;
+  const prioritized = withForegroundPriority(client);
+  const db = drizzlePglite(prioritized, { schema }) as unknown as Db;
   let closed = false;
   return {
     db,
     kind: 'pglite',
-    queueConnection: { db: fromPglite(client) },
+    queueConnection: { db: fromPglite(prioritized) },
     async ping() {
       if (closed) return false;
       try {
