@@ -114,7 +114,10 @@ async function measure(setting: string, bareRps: number): Promise<Figures> {
     NFSE_MASTER_KEY: randomBytes(32).toString('hex'),
   };
   delete env.DATABASE_URL;
-  if (db) env.DATABASE_URL = db.url;
+  if (db) {
+    env.DATABASE_URL = db.url;
+    env.NFSE_GOVERNMENT = 'sandbox'; // with PostgreSQL the default is the official services
+  }
   const t0 = performance.now();
   // BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", refused in NODE_OPTIONS): the command npm start
   // runs, started directly with those flags — a profiling aid; the figures are npm start's without it.
@@ -140,7 +143,7 @@ async function measure(setting: string, bareRps: number): Promise<Figures> {
     const healthyMs = performance.now() - t0;
     const service = nodeFlags ? { pid: npm.pid! } : childrenOf(npm.pid!).find((c) => c.args.includes('node'))!;
     const sandbox = childrenOf(service.pid).find((c) => c.args.includes('sandbox/main'));
-    if (!sandbox) throw new Error('no sandbox child process found');
+    if (!sandbox) throw new Error(`no sandbox child process found under ${JSON.stringify(service)}: ${JSON.stringify(childrenOf(service.pid))}`);
 
     const call = async (method: string, path: string, key: string, body?: unknown) => {
       const res = await fetch(`${origin}${path}`, {
