@@ -160,6 +160,16 @@ function readHostPort(env: Env, name: string): string | null {
 
 const ADMIN_KEY_PATTERN = /^svc_admin_[A-Za-z0-9_-]{16,}$/;
 
+/** `DATA_DIR` (default ./data), shared by the service and the operator CLI. */
+function readDataDir(env: Env): string {
+  return resolve(env.DATA_DIR || './data');
+}
+
+/** `HOST` and `PORT` (default 127.0.0.1:3000), shared by the service and the operator CLI. */
+function readListen(env: Env): { host: string; port: number } {
+  return { port: readInt(env, 'PORT', 3000, 0, 65535), host: env.HOST || '127.0.0.1' };
+}
+
 /**
  * What the operator CLI (src/cli/admin.ts) needs of the service's configuration, read from the same variables
  * and with the same defaults as {@link loadConfig} but without its side effects (nothing is created): the local
@@ -171,10 +181,9 @@ export function operatorAccess(env: Env = process.env): {
   adminKey: string | null;
   adminKeyFile: string;
 } {
-  const port = readInt(env, 'PORT', 3000, 0, 65535);
-  const host = env.HOST || '127.0.0.1';
+  const { host, port } = readListen(env);
   const reach = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  const adminKeyFile = resolve(env.DATA_DIR || './data', 'admin.key');
+  const adminKeyFile = resolve(readDataDir(env), 'admin.key');
   let adminKey = env.NFSE_ADMIN_KEY || null;
   if (!adminKey && existsSync(adminKeyFile)) adminKey = readFileSync(adminKeyFile, 'utf8').trim();
   if (adminKey && !ADMIN_KEY_PATTERN.test(adminKey)) {
@@ -187,7 +196,7 @@ export function operatorAccess(env: Env = process.env): {
 }
 
 export function loadConfig(env: Env = process.env, argv: string[] = process.argv): Config {
-  const dataDir = resolve(env.DATA_DIR || './data');
+  const dataDir = readDataDir(env);
   const databaseUrl = readUrl(env, 'DATABASE_URL', null);
   if (databaseUrl && !/^postgres(ql)?:/.test(databaseUrl)) {
     throw new ConfigError('DATABASE_URL', 'must be a postgres:// URL');
@@ -218,8 +227,7 @@ export function loadConfig(env: Env = process.env, argv: string[] = process.argv
     );
   }
 
-  const port = readInt(env, 'PORT', 3000, 0, 65535);
-  const host = env.HOST || '127.0.0.1';
+  const { host, port } = readListen(env);
   const publicBaseUrl = readUrl(env, 'PUBLIC_BASE_URL', null) ?? `http://${host}:${port}`;
 
   const storageDriver = readEnum(env, 'STORAGE_DRIVER', ['local', 's3'] as const, 'local');

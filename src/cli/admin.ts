@@ -2,15 +2,17 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { newPassword, PASSWORD_MAX_LENGTH, PASSWORD_MIN_LENGTH } from '../access/passwords.ts';
 import { createA1Certificate } from '../certificates/generate.ts';
 import { ConfigError, operatorAccess } from '../config.ts';
 import { normalizeCnpj } from '../domain/tax-ids.ts';
 
 /**
- * Operator CLI: `npm run admin -- <command>`. It reads the service's own configuration (src/config.ts): the API
- * at http://HOST:PORT/api/v1 and the operator key NFSE_ADMIN_KEY or, in embedded mode, the one the service
- * generated into DATA_DIR/admin.key. `cert sandbox` works offline. Exit codes: 0 done, 1 the service refused or
- * cannot be reached, 2 bad usage, 78 bad configuration.
+ * Operator CLI: `npm run admin -- <command>`. It reads the service's own configuration with the service's loader
+ * and defaults (src/config.ts `operatorAccess`): the API at http://HOST:PORT/api/v1 and the operator key
+ * NFSE_ADMIN_KEY or, in embedded mode, the one the service generated into DATA_DIR/admin.key; nothing to set by
+ * hand next to a service started with the same environment. `cert sandbox` works offline. Exit codes (sysexits):
+ * 0 done, 1 the service refused or cannot be reached, 64 bad usage, 78 bad configuration (no operator key).
  */
 
 const HELP: Record<string, string> = {
@@ -23,11 +25,15 @@ commands:
   org limits --org <orgId> --key-rate-ceiling <n|default>  set (or reset to the plan's) the ceiling of its keys' rate
   token create --org <orgId> --name <name> [--scopes a,b]  create another organization token
   token revoke --org <orgId> --token <tokenId>             revoke an organization token
+  member create --org <orgId> --email <e-mail> [--password <p>]
+                                                           create a member (e-mail and password sign-in)
   cert sandbox --cnpj <cnpj> [--out file.pfx] [--password <p>] [--name <company>]
                                                            write a test A1 certificate for the local sandboxes
 
 npm run admin -- <command> --help shows one command. The service is reached at http://HOST:PORT/api/v1 (the
-service's own PORT, HOST; --url to override) with NFSE_ADMIN_KEY or DATA_DIR/admin.key.`,
+service's own PORT, HOST and their defaults 127.0.0.1:3000; --url to override) with NFSE_ADMIN_KEY or
+DATA_DIR/admin.key (default ./data, as for the service). Exit codes: 0 done, 1 refused or unreachable, 64 bad
+usage, 78 configuration.`,
   org: `usage:
   npm run admin -- org create --name <name> [--plan free|dev|pro|enterprise]
       creates an organization (default plan free) and prints it with its first token (svc_org_…, shown once)
@@ -42,6 +48,12 @@ service's own PORT, HOST; --url to override) with NFSE_ADMIN_KEY or DATA_DIR/adm
   npm run admin -- token create --org <orgId> --name <name> [--scopes projects:read,projects:write,…]
       creates an organization token (every scope by default) and prints it (shown once)
   npm run admin -- token revoke --org <orgId> --token <tokenId>`,
+  member: `usage: npm run admin -- member create --org <orgId> --email <e-mail> [--password <p>]
+
+Creates a member of the organization: a person who signs in with e-mail and password (the first member of an
+organization is created this way). The e-mail is stored lowercase and belongs to one organization. Without
+--password a random one is generated and printed (shown once); a password has ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters and is
+stored only as a scrypt hash. (--password puts it in the shell history: prefer the generated one.)`,
   cert: `usage: npm run admin -- cert sandbox --cnpj <cnpj> [--out file.pfx] [--password <p>] [--name <company>] [--days 365]
 
 Writes an ICP-Brasil-shaped test A1 certificate (PKCS#12, RSA 2048, CN "<name>:<cnpj>", the CNPJ in the
@@ -77,6 +89,7 @@ function parse(argv: string[]) {
         out: { type: 'string', short: 'o' },
         password: { type: 'string' },
         days: { type: 'string' },
+        email: { type: 'string' },
       },
     });
   } catch (err) {
@@ -91,17 +104,14 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${HELP[action ?? ''] ?? HELP['']}\n`);
     return 0;
   }
-  if (!resource) {
-    process.stderr.write(`${HELP['']}\n`);
-    return 2;
-  }
+  if (!resource) throw new Usage('a command is required');
   if (!(resource in HELP)) throw new Usage(`unknown command "${resource}"`);
   if (values.help) {
     process.stdout.write(`${HELP[resource]}\n`);
     return 0;
   }
   if (extra.length > 0) throw new Usage(`unexpected argument "${extra[0]}"`);
-  const required = (name: 'name' | 'plan' | 'org' | 'token' | 'cnpj' | 'key-rate-ceiling'): string => {
+  const required = (name: 'name' | 'plan' | 'org' | 'token' | 'cnpj' | 'key-rate-ceiling' | 'email'): string => {
     const v = values[name];
     if (!v) throw new Usage(`${resource} ${action}: --${name} is required`);
     return v;
@@ -135,29 +145,40 @@ async function main(argv: string[]): Promise<number> {
   }
 
   const command = `${resource} ${action ?? ''}`.trim();
-  if (!['org create', 'org list', 'org plan', 'org limits', 'token create', 'token revoke'].includes(command)) {
+  const commands = [
+    'org create',
+    'org list',
+    'org plan',
+    'org limits',
+    'token create',
+    'token revoke',
+    'member create',
+  ];
+  if (!commands.includes(command)) {
     throw new Usage(action ? `unknown command "${command}"` : `${resource}: a subcommand is required`);
   }
-  const needs: Record<string, ('name' | 'plan' | 'org' | 'token' | 'key-rate-ceiling')[]> = {
+  const needs: Record<string, ('name' | 'plan' | 'org' | 'token' | 'key-rate-ceiling' | 'email')[]> = {
     'org create': ['name'],
     'org plan': ['org', 'plan'],
     'org limits': ['org', 'key-rate-ceiling'],
     'token create': ['org', 'name'],
     'token revoke': ['org', 'token'],
+    'member create': ['org', 'email'],
   };
   for (const name of needs[command] ?? []) required(name);
-  let access: ReturnType<typeof operatorAccess>;
-  try {
-    access = operatorAccess();
-  } catch (err) {
-    if (err instanceof ConfigError) fail(`configuration error: ${err.message}`, 78);
-    throw err;
+  if (command === 'member create') {
+    if (!EMAIL.test(required('email'))) throw new Usage(`--email "${values.email}" is not an e-mail address`);
+    const length = values.password?.length ?? PASSWORD_MIN_LENGTH;
+    if (length < PASSWORD_MIN_LENGTH || length > PASSWORD_MAX_LENGTH) {
+      throw new Usage(`--password must have ${PASSWORD_MIN_LENGTH} to ${PASSWORD_MAX_LENGTH} characters`);
+    }
   }
+  if (access instanceof ConfigError) fail(`configuration error: ${access.message}`, 78);
   const key = access.adminKey;
   if (!key) {
     fail(
       `no operator key: set NFSE_ADMIN_KEY (as for the service) or start the service once in embedded mode (it writes ${access.adminKeyFile})`,
-      2,
+      78,
     );
   }
   const base = (values.url ?? access.apiUrl).replace(/\/+$/, '');
@@ -252,6 +273,15 @@ async function main(argv: string[]): Promise<number> {
         }),
       );
       return 0;
+    case 'member create': {
+      const password = values.password ?? newPassword();
+      const member = (await call('POST', `/admin/organizations/${required('org')}/members`, {
+        email: required('email'),
+        password,
+      })) as Record<string, unknown>;
+      print(values.password ? member : { ...member, password });
+      return 0;
+    }
     case 'token revoke':
       await call('DELETE', `/admin/organizations/${required('org')}/tokens/${required('token')}`);
       process.stdout.write('revoked\n');
@@ -260,12 +290,24 @@ async function main(argv: string[]): Promise<number> {
   throw new Usage(`unknown command "${command}"`);
 }
 
+/** A first check of --email before asking the service (which validates the address itself). */
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+
+// The service's configuration, read where `npm start` reads it (the package directory: a relative DATA_DIR, and
+// the default ./data, mean the same directory for both)
+let access: ReturnType<typeof operatorAccess> | ConfigError;
+try {
+  access = operatorAccess();
+} catch (err) {
+  if (!(err instanceof ConfigError)) throw err;
+  access = err;
+}
 // `npm run …` starts scripts in the package directory: file arguments are relative to where the user typed it
 if (process.env.npm_lifecycle_event && process.env.INIT_CWD) process.chdir(process.env.INIT_CWD);
 
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
-  if (err instanceof Usage) fail(`${err.message} (npm run admin -- --help)`, 2);
+  if (err instanceof Usage) fail(`${err.message} (npm run admin -- --help)`, 64);
   fail((err as Error).message, 1);
 }

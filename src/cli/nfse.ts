@@ -7,7 +7,7 @@ import { parseHeaderFile, verifyDelivery } from './nfse/webhook-verify.ts';
 /**
  * `nfse`: the customer CLI (project key). `npm run nfse -- <command>` or, installed, `nfse <command>`.
  * Key: --key or NFSE_API_KEY; service: --url or NFSE_API_URL (default http://127.0.0.1:3000/api/v1).
- * Exit codes: 0 done, 1 the service refused or something was not issued, 2 bad usage.
+ * Exit codes (sysexits): 0 done, 1 the service refused or something was not issued, 64 bad usage.
  */
 
 const DEFAULT_URL = 'http://127.0.0.1:3000/api/v1';
@@ -235,8 +235,8 @@ if (process.env.npm_lifecycle_event && process.env.INIT_CWD) process.chdir(proce
 try {
   process.exitCode = await main(process.argv.slice(2));
 } catch (err) {
-  if (err instanceof Usage || err instanceof UsageError) fail(`${err.message} (nfse --help)`, 2);
+  if (err instanceof Usage || err instanceof UsageError) fail(`${err.message} (nfse --help)`, 64);
   if (err instanceof ApiFailure) fail(err.message, 1);
-  if ((err as NodeJS.ErrnoException).code === 'ENOENT') fail((err as Error).message, 2);
+  if ((err as NodeJS.ErrnoException).code === 'ENOENT') fail((err as Error).message, 64);
   fail((err as Error).message, 1);
 }

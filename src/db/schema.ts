@@ -421,3 +421,22 @@ export const municipalBreakdownTexts = pgTable(
   },
   (t) => [primaryKey({ columns: [t.ambiente, t.municipio, t.cTribNac, t.cTribMun] })],
 );
+
+/**
+ * The people of an organization who sign in with e-mail and password (the dashboard); the first is created by the
+ * operator CLI (`npm run admin -- member create`). An e-mail (stored lowercase) belongs to one organization. The
+ * password is kept only as a scrypt hash (src/access/passwords.ts).
+ */
+export const orgMembers = pgTable(
+  'org_members',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    email: text('email').notNull().unique(),
+    passwordHash: text('password_hash').notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [index('org_members_org_idx').on(t.orgId)],
+);

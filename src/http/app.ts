@@ -135,6 +135,7 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
       info: {
         title: 'NFS-e service API',
         version: '1.0.0',
+        license: { name: 'MIT', identifier: 'MIT' },
         description:
           'Issue Brazilian NFS-e through the national environment and municipal engines with one JSON API. ' +
           'Every error is RFC 9457 problem+json with a stable `code`; every response carries `X-Request-Id`.',

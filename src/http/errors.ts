@@ -52,6 +52,7 @@ export const ERROR_CATALOGUE = {
   METHOD_NOT_ALLOWED: { status: 405, title: 'Method not allowed' },
   API_KEY_LIMIT_REACHED: { status: 409, title: 'The project already has the maximum number of active API keys' },
   CNPJ_ALREADY_REGISTERED: { status: 409, title: 'The CNPJ is already registered in the organization' },
+  MEMBER_EMAIL_TAKEN: { status: 409, title: 'A member with this e-mail already exists' },
   WEBHOOK_ENDPOINT_INACTIVE: { status: 409, title: 'The webhook endpoint is inactive' },
   WEBHOOK_DELIVERY_NOT_RETRYABLE: { status: 409, title: 'The webhook delivery cannot be retried now' },
   PROJECT_CERTIFICATE_REQUIRED: {

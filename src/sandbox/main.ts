@@ -28,6 +28,19 @@ const sandbox = await startSefinSandbox({
     info: (message) => console.log(message),
     warn: (message) => console.warn(message),
   },
+}).catch((err: NodeJS.ErrnoException) => {
+  // what an operator can fix is one line, not a stack trace (as for the service, src/main.ts)
+  const reason =
+    err?.code === 'EADDRINUSE'
+      ? `port ${port} is already in use on ${host} (set SANDBOX_PORT to a free port)`
+      : err?.code === 'EACCES'
+        ? `no permission to listen on ${host}:${port} (set SANDBOX_PORT above 1023)`
+        : err?.code === 'EADDRNOTAVAIL'
+          ? `cannot listen on ${host}:${port}: no such local address (check SANDBOX_HOST)`
+          : null;
+  if (!reason) throw err;
+  console.error(`Cannot start the sandbox: ${reason}`);
+  process.exit(1);
 });
 
 /** Started by the service (`npm start`, src/sandbox/process.ts): report over IPC, quit when the service goes away. */

@@ -13,6 +13,13 @@ import { isIP } from 'node:net';
 
 export type GuardResult<T> = { ok: true; value: T } | { ok: false; error: string };
 
+/**
+ * Ends the refusals the development setting lifts (plain http, non-public addresses): a developer pointing an
+ * endpoint at a receiver on their machine learns which setting allows it.
+ */
+export const ALLOW_INSECURE_HINT =
+  ' (in development, NFSE_WEBHOOKS_ALLOW_INSECURE=true allows http and receivers on this machine or a private network)';
+
 /** One resolved address: what the connection will use. */
 export interface ResolvedAddress {
   address: string;
@@ -188,7 +195,7 @@ export function checkWebhookUrlSyntax(text: string, allowInsecure: boolean): Gua
     return { ok: false, error: 'must be an absolute URL' };
   }
   if (url.protocol !== 'https:' && !(allowInsecure && url.protocol === 'http:')) {
-    return { ok: false, error: 'must use https' };
+    return { ok: false, error: `must use https${url.protocol === 'http:' ? ALLOW_INSECURE_HINT : ''}` };
   }
   if (url.username || url.password) return { ok: false, error: 'must not contain credentials' };
   const host = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
@@ -196,7 +203,9 @@ export function checkWebhookUrlSyntax(text: string, allowInsecure: boolean): Gua
   const literal = isIP(host) !== 0;
   if (!allowInsecure) {
     const reason = literal ? forbiddenAddressReason(host) : forbiddenHostName(host);
-    if (reason) return { ok: false, error: `must reach a public internet address; ${host} is ${reason}` };
+    if (reason) {
+      return { ok: false, error: `must reach a public internet address; ${host} is ${reason}${ALLOW_INSECURE_HINT}` };
+    }
   }
   return { ok: true, value: { url, host, literal } };
 }
@@ -229,7 +238,7 @@ export async function resolveWebhookTarget(
       if (reason) {
         return {
           ok: false,
-          error: `must reach a public internet address; ${checked.host} resolves to ${a.address}, ${reason}`,
+          error: `must reach a public internet address; ${checked.host} resolves to ${a.address}, ${reason}${ALLOW_INSECURE_HINT}`,
         };
       }
     }

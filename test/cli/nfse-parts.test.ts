@@ -126,7 +126,7 @@ describe('webhooks verify', () => {
   });
 });
 
-describe('usage errors: one line, exit 2', () => {
+describe('usage errors: one line, exit 64 (EX_USAGE)', () => {
   const cases: [string, string[], RegExp][] = [
     ['src/cli/nfse.ts', ['frobnicate'], /^nfse: unknown command "frobnicate" \(nfse --help\)$/],
     ['src/cli/nfse.ts', ['emit', '--nope'], /^nfse: Unknown option '--nope'/],
@@ -141,7 +141,7 @@ describe('usage errors: one line, exit 2', () => {
     const env = { ...process.env };
     delete env.NFSE_API_KEY;
     const r = spawnSync(process.execPath, ['--import', 'tsx', script, ...args], { cwd: root, env, encoding: 'utf8' });
-    expect(r.status, r.stderr).toBe(2);
+    expect(r.status, r.stderr).toBe(64);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatch(message);

@@ -137,6 +137,8 @@ function baseBody(op: ApiOperation): Json {
       return { name: 'fuzz', scopes: ['projects:read'] };
     case 'PUT /admin/organizations/{id}/plan':
       return { plan: 'pro' };
+    case 'POST /admin/organizations/{id}/members':
+      return { email: 'fuzz@exemplo.com.br', password: 'senha-do-fuzz-123' };
     case 'POST /org/projects':
       return projectBody();
     case 'PATCH /org/projects/{id}':

@@ -203,7 +203,10 @@ describe('SSRF guard at registration', () => {
     const res = await create(a.key, { url: target, events: ['nfse.issued'] });
     expectProblem(res, 400, 'WEBHOOK_URL_REFUSED');
     expect(res.body.errors).toEqual([
-      { field: 'url', message: expect.stringContaining('must reach a public internet address') },
+      {
+        field: 'url',
+        message: expect.stringMatching(/^must reach a public internet address; .*NFSE_WEBHOOKS_ALLOW_INSECURE=true/),
+      },
     ]);
   });
 
@@ -212,7 +215,14 @@ describe('SSRF guard at registration', () => {
     async (target) => {
       const res = await create(a.key, { url: target, events: ['nfse.issued'] });
       expectProblem(res, 400, 'VALIDATION_FAILED');
-      expect(res.body.errors).toEqual([{ field: 'url', message: 'must use https' }]);
+      // the refusal names the development setting that allows local receivers
+      expect(res.body.errors).toEqual([
+        {
+          field: 'url',
+          message:
+            'must use https (in development, NFSE_WEBHOOKS_ALLOW_INSECURE=true allows http and receivers on this machine or a private network)',
+        },
+      ]);
     },
   );
 
@@ -240,7 +250,10 @@ describe('SSRF guard at registration', () => {
     }
     const test = await t.request('POST', `/webhooks/endpoints/${id}/test`, { key: a.key });
     expect(test.status, test.text).toBe(200);
-    expect(test.body).toMatchObject({ success: false, statusCode: null, error: 'refused: the URL must use https' });
+    expect(test.body).toMatchObject({ success: false, statusCode: null });
+    expect(test.body.error).toMatch(
+      /^refused: the URL must use https \(in development, NFSE_WEBHOOKS_ALLOW_INSECURE=true/,
+    );
     expect(test.body.delivery).toMatchObject({ status: 'failed', attemptCount: 1, event: 'webhook.test' });
     await t.request('DELETE', `/webhooks/endpoints/${id}`, { key: a.key });
   });

@@ -1,6 +1,11 @@
 import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkWebhookUrl, forbiddenAddressReason, type HostResolver } from '../../src/webhooks/address-guard.ts';
+import {
+  ALLOW_INSECURE_HINT,
+  checkWebhookUrl,
+  forbiddenAddressReason,
+  type HostResolver,
+} from '../../src/webhooks/address-guard.ts';
 import { sendWebhookAttempt } from '../../src/webhooks/sender.ts';
 import { type Receiver, startReceiver } from './support.ts';
 
@@ -149,7 +154,7 @@ describe('checkWebhookUrl (registration)', () => {
     );
     expect(result).toEqual({
       ok: false,
-      error: 'must reach a public internet address; hooks.example.com resolves to 10.1.2.3, a private address',
+      error: `must reach a public internet address; hooks.example.com resolves to 10.1.2.3, a private address${ALLOW_INSECURE_HINT}`,
     });
   });
 
@@ -198,7 +203,7 @@ describe('sendWebhookAttempt', () => {
     expect(outcome.ok).toBe(false);
     expect(outcome.statusCode).toBeNull();
     expect(outcome.error).toBe(
-      'refused: the URL must reach a public internet address; rebind.example.com resolves to 127.0.0.1, a loopback address',
+      `refused: the URL must reach a public internet address; rebind.example.com resolves to 127.0.0.1, a loopback address${ALLOW_INSECURE_HINT}`,
     );
     expect(receiver.callsTo('/rebind')).toHaveLength(0);
   });

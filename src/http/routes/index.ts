@@ -6,6 +6,7 @@ import type { App, RouteModule } from '../route.ts';
 import { changePlanRoute } from './admin/change-plan.ts';
 import { updateOrgLimitsRoute } from './admin/update-org-limits.ts';
 import { createOrgTokenRoute } from './admin/create-org-token.ts';
+import { createMemberRoute } from './admin/create-member.ts';
 import { createOrganizationRoute } from './admin/create-organization.ts';
 import { listOrganizationsRoute } from './admin/list-organizations.ts';
 import { revokeOrgTokenRoute } from './admin/revoke-org-token.ts';
@@ -54,6 +55,7 @@ export const API_ROUTES: RouteModule[] = [
   listOrganizationsRoute,
   createOrgTokenRoute,
   revokeOrgTokenRoute,
+  createMemberRoute,
   changePlanRoute,
   updateOrgLimitsRoute,
   // organization interface (spec 4.1)
@@ -120,11 +122,44 @@ export function assertAuthenticatesFirst(route: RouteOptions): void {
   }
 }
 
+/**
+ * The OpenAPI `operationId` of a route: its module's name without the `Route` suffix (`createProjectRoute` in
+ * org/create-project.ts → `createProject`), unless the route's schema names one. Stable as long as the module keeps
+ * its name; unique, or the start stops.
+ */
+export function operationIdOf(module: RouteModule): string {
+  return module.name.replace(/Route$/, '');
+}
+
+function nameOperations(): { naming(module: RouteModule): void; onRoute(route: RouteOptions): void } {
+  let current: RouteModule | null = null;
+  const taken = new Map<string, string>();
+  return {
+    naming(module) {
+      current = module;
+    },
+    onRoute(route) {
+      if (!current || route.method === 'HEAD') return; // HEAD twins of GET routes are not in the document
+      const operationId = (route.schema as { operationId?: string } | undefined)?.operationId ?? operationIdOf(current);
+      const name = `${route.method} ${route.url}`;
+      const holder = taken.get(operationId);
+      if (holder && holder !== name) throw new Error(`${name}: operationId "${operationId}" is already ${holder}'s`);
+      taken.set(operationId, name);
+      route.schema = { ...route.schema, operationId };
+    },
+  };
+}
+
 export function registerRoutes(app: App, ctx: AppContext) {
   app.register(
     async (scoped) => {
       scoped.addHook('onRoute', assertAuthenticatesFirst);
-      for (const route of API_ROUTES) route(scoped as App, ctx);
+      const operations = nameOperations();
+      scoped.addHook('onRoute', operations.onRoute);
+      for (const route of API_ROUTES) {
+        operations.naming(route);
+        route(scoped as App, ctx);
+      }
     },
     { prefix: API_PREFIX },
   );
