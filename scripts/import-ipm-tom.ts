@@ -1,27 +1,122 @@
 /**
- * Generates src/engines/ipm/tom-codes.ts: the IBGE → Receita "TOM" municipality codes of the IPM cities, from the
- * IPM municipality list kept by repasse/sped-nfse-ipm (`municipios_ipm_tom_2020.json`, copied to
- * shared/reference/providers/ipm/ and listed in shared/reference/providers/SOURCES.md). A clean clone has no
- * shared/ folder: the generated table is committed; this script is only rerun when the source list changes.
+ * Generates src/engines/ipm/tom-codes.ts: the Receita Federal "TOM" (SIAFI) municipality code of every IPM
+ * own-layout municipality of the registry (family `ipm`, layouts 1.00 and 1.01), by IBGE code.
  *
- *   npx tsx scripts/import-ipm-tom.ts [path/to/municipios_ipm_tom_2020.json]
+ * Source: the public dataset kelvins/municipios-brasileiros (MIT licence), `csv/municipios.csv`, whose columns
+ * include `codigo_ibge` and `siafi_id` (the SIAFI id is the TOM code; zero-padded to 4 digits here). The full CSV, or
+ * any extract of it keeping the `codigo_ibge`, `nome` and `siafi_id` columns, is accepted. The raw CSV is not
+ * committed: the generated table (with the source recorded in it) is; this script is rerun only when the registry's
+ * IPM cities or the source change.
+ *
+ * Cross-check: every code is compared with IPM's own 2020 list (repasse/sped-nfse-ipm `municipios_ipm_tom_2020.json`,
+ * copied to shared/reference/providers/ipm/) when that file is present; any disagreement or missing city aborts.
+ *
+ *   npx tsx scripts/import-ipm-tom.ts path/to/municipios.csv [commit] [path/to/municipios_ipm_tom_2020.json]
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { municipalityRegistry } from '../src/engines/routing/municipality-registry.ts';
 
-const source = process.argv[2] ?? '/work/shared/reference/providers/ipm/municipios_ipm_tom_2020.json';
-const list = JSON.parse(readFileSync(source, 'utf8')) as Record<string, { municipio: string; uf: string; tom: string }>;
-const entries = Object.entries(list)
-  .filter(([ibge, city]) => /^\d{7}$/.test(ibge) && /^\d{4}$/.test(city.tom))
-  .sort(([a], [b]) => a.localeCompare(b));
-const lines = entries.map(([ibge, city]) => `  '${ibge}': '${city.tom}', // ${city.municipio}/${city.uf}`);
+const REPOSITORY = 'kelvins/municipios-brasileiros';
+const PATH = 'csv/municipios.csv';
+const [csvPath, commit = '12229f94adec639ca4bc6aec6e171a1573839f14', repassePath] = process.argv.slice(2);
+if (!csvPath) throw new Error('usage: import-ipm-tom.ts <municipios.csv> [commit] [municipios_ipm_tom_2020.json]');
+
+const UF_BY_PREFIX: Readonly<Record<string, string>> = {
+  '11': 'RO',
+  '12': 'AC',
+  '13': 'AM',
+  '14': 'RR',
+  '15': 'PA',
+  '16': 'AP',
+  '17': 'TO',
+  '21': 'MA',
+  '22': 'PI',
+  '23': 'CE',
+  '24': 'RN',
+  '25': 'PB',
+  '26': 'PE',
+  '27': 'AL',
+  '28': 'SE',
+  '29': 'BA',
+  '31': 'MG',
+  '32': 'ES',
+  '33': 'RJ',
+  '35': 'SP',
+  '41': 'PR',
+  '42': 'SC',
+  '43': 'RS',
+  '50': 'MS',
+  '51': 'MT',
+  '52': 'GO',
+  '53': 'DF',
+};
+
+/** codigo_ibge → { name, tom } from the CSV (header-driven; the dataset's names carry no commas). */
+function readCsv(path: string): Map<string, { name: string; tom: string }> {
+  const [header = '', ...lines] = readFileSync(path, 'utf8')
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/);
+  const columns = header.split(',');
+  const at = (name: string) => {
+    const index = columns.indexOf(name);
+    if (index < 0) throw new Error(`${path}: no column ${name}`);
+    return index;
+  };
+  const [ibge, nome, siafi] = [at('codigo_ibge'), at('nome'), at('siafi_id')];
+  const rows = new Map<string, { name: string; tom: string }>();
+  for (const line of lines) {
+    if (!line.trim()) continue;
+    const cells = line.split(',');
+    const code = cells[ibge] ?? '';
+    const tom = cells[siafi] ?? '';
+    if (!/^\d{7}$/.test(code) || !/^\d{1,4}$/.test(tom)) throw new Error(`${path}: bad row ${line}`);
+    rows.set(code, { name: cells[nome] ?? '', tom: tom.padStart(4, '0') });
+  }
+  return rows;
+}
+
+const csv = readCsv(csvPath);
+const repasseFile = repassePath ?? '/work/shared/reference/providers/ipm/municipios_ipm_tom_2020.json';
+const repasse: Record<string, { tom: string }> = existsSync(repasseFile)
+  ? JSON.parse(readFileSync(repasseFile, 'utf8'))
+  : {};
+
+const wanted = new Set<string>(Object.keys(repasse).filter((code) => /^\d{7}$/.test(code)));
+for (const route of municipalityRegistry().all()) if (route.family === 'ipm') wanted.add(route.code);
+
+const problems: string[] = [];
+const entries: [string, string, string][] = [];
+for (const code of [...wanted].sort()) {
+  const row = csv.get(code);
+  if (!row) {
+    problems.push(`${code}: not in ${csvPath}`);
+    continue;
+  }
+  const expected = repasse[code]?.tom;
+  if (expected && expected !== row.tom)
+    problems.push(`${code}: ${REPOSITORY} says ${row.tom}, IPM 2020 list ${expected}`);
+  entries.push([code, row.tom, `${row.name}/${UF_BY_PREFIX[code.slice(0, 2)] ?? '?'}`]);
+}
+if (problems.length > 0) throw new Error(`TOM import refused:\n${problems.join('\n')}`);
+
 const today = new Date().toISOString().slice(0, 10);
 const out = `// GENERATED by scripts/import-ipm-tom.ts on ${today}: do not edit by hand.
-// Source: repasse/sped-nfse-ipm \`municipios_ipm_tom_2020.json\` (IPM municipalities of 2020, IBGE → TOM), as copied
-// to shared/reference/providers/ipm/ (shared/reference/providers/SOURCES.md). ${entries.length} municipalities.
+// Source: ${REPOSITORY} (MIT licence) \`${PATH}\` at ${commit}, column siafi_id (= Receita TOM code);
+// cross-checked with IPM's 2020 list (repasse/sped-nfse-ipm municipios_ipm_tom_2020.json): no disagreement.
+// ${entries.length} municipalities: every IPM own-layout city of the registry plus IPM's 2020 list.
+
+/** Where the TOM codes come from (briefs/providers-own.md §2.3). */
+export const IPM_TOM_SOURCE = {
+  repository: '${REPOSITORY}',
+  path: '${PATH}',
+  commit: '${commit}',
+  licence: 'MIT',
+  column: 'siafi_id',
+} as const;
 
 /** The Receita Federal "TOM" code of an IPM municipality, by IBGE code (briefs/providers-own.md §2.3). */
 export const IPM_TOM_BY_IBGE: Readonly<Record<string, string>> = {
-${lines.join('\n')}
+${entries.map(([code, tom, label]) => `  '${code}': '${tom}', // ${label}`).join('\n')}
 };
 `;
 writeFileSync(new URL('../src/engines/ipm/tom-codes.ts', import.meta.url), out);

@@ -1,9 +1,11 @@
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { SignatureAlgorithm } from '../xml/sign.ts';
+import { ABRASF_V1_DEFINITIONS } from './abrasf-v1/index.ts';
 import { ABRASF_V2_DEFINITIONS } from './abrasf-v2/index.ts';
 import { DPS_PROVIDER_DEFINITIONS } from './dps-provider/index.ts';
 import { GINFES_DEFINITIONS } from './ginfes/index.ts';
 import { IPM_DEFINITIONS } from './ipm/index.ts';
+import { OWN_LAYOUT_DEFINITIONS } from './own-layout/index.ts';
 import { SAO_PAULO_DEFINITIONS } from './sao-paulo/index.ts';
 import { createEngine } from './kit/engine.ts';
 import { type Endpoints, type FamilyDefinition, UnknownEndpointError } from './kit/family.ts';
@@ -23,9 +25,11 @@ import type { EngineFamily } from './types.ts';
 export const ENGINE_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
   national: nationalFamily,
   ...DPS_PROVIDER_DEFINITIONS,
+  ...ABRASF_V1_DEFINITIONS,
   ...ABRASF_V2_DEFINITIONS,
   ...GINFES_DEFINITIONS,
   ...IPM_DEFINITIONS,
+  ...OWN_LAYOUT_DEFINITIONS,
   ...SAO_PAULO_DEFINITIONS,
 };
 export type EngineId = string;
@@ -89,7 +93,9 @@ export class EngineRegistry {
         if (national.includes(operation)) return options.sefinBaseUrl(ambiente);
         const route = municipality ? this.municipalities.find(municipality) : undefined;
         const urls = route?.parameters?.endpoints[ambiente === 1 ? 'production' : 'homologation'] ?? {};
-        const url = urls.Recepcionar ?? Object.values(urls)[0];
+        // `pdf`: the provider's public link of a note (registry `links`, e.g. IPM `…?codauten=%CodVerif%`)
+        const link = route?.parameters?.links?.[ambiente === 1 ? 'production' : 'homologation'];
+        const url = operation === 'pdf' ? link : (urls.Recepcionar ?? Object.values(urls)[0]);
         if (!url) {
           throw new UnknownEndpointError(
             `no ${ambiente === 1 ? 'production' : 'homologation'} URL is known for ${key} in municipality ${municipality}`,

@@ -82,6 +82,9 @@ export interface Connection {
   endpointOverride?: string | null;
 }
 
+/** Where a note's public PDF link is asked: no certificate, no credentials (spec 4.4). */
+export type PdfTarget = Omit<Connection, 'certificate' | 'credentials'>;
+
 export interface PrepareInput {
   project: ProjectFiscalProfile;
   invoice: NormalizedInvoice;
@@ -110,6 +113,8 @@ export interface IssuedReference {
   numero: string | null;
   verificationCode: string | null;
   ambiente: 1 | 2;
+  /** the provider's municipal registration (São Paulo's CCM keys a note: ChaveNFe), when the job knows it */
+  inscricaoMunicipal?: string | null;
 }
 
 /**
@@ -137,6 +142,11 @@ export interface EngineFamily {
   issue(document: PreparedDocument, connection: Connection): Promise<Outcome<IssuedDocument>>;
   /** The provider's public link of an issued note's PDF (`capabilities.pdf = 'portal'`); null when none. */
   pdfLink(issued: IssuedReference & { providerCnpj: string; inscricaoMunicipal: string | null }): string | null;
+  /**
+   * spec 4.4: the provider's PDF of an issued note, downloaded from its link (engines whose `operations.pdf` exists):
+   * GET /invoices/{id}/pdf answers it 200 inline instead of redirecting to `pdfLink`.
+   */
+  fetchPdf?(issued: IssuedReference, target: PdfTarget): Promise<Outcome<Buffer>>;
   /** Asks for the result of a protocol: `pending` while the provider is still processing it. */
   poll(protocol: string, document: PreparedDocument, connection: Connection): Promise<Outcome<IssuedDocument>>;
   /** Was this declaration already processed? `ok(null)` when the government has no document for it. */

@@ -33,6 +33,7 @@ export async function runCancelJob(ctx: AppContext, invoiceId: string, job: JobC
     numero: invoice.numeroNfse,
     verificationCode: invoice.verificationCode,
     ambiente: connection.ambiente,
+    inscricaoMunicipal: project.inscricaoMunicipal,
   };
 
   // a previous attempt may have reached the government: ask before sending again

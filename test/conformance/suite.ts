@@ -200,6 +200,8 @@ export function describeConformance(target: ConformanceTarget): void {
         numero: issued.numero,
         verificationCode: issued.verificationCode ?? null,
         ambiente: issued.ambiente,
+        // as the cancel job knows it (São Paulo keys a note by CCM + number)
+        inscricaoMunicipal: target.project.inscricaoMunicipal,
       };
       const municipal = {
         codigoMunicipio: target.project.codigoMunicipio,

@@ -135,6 +135,53 @@ describe('IPM sandbox', () => {
   });
 });
 
+/** The legacy 1.00 form: login, senha, cidade (TOM) and the file as f1, no Basic; `query` is the URL's query. */
+async function postLegacy(xml: string, fields: Record<string, string>, query = '?eletron=1') {
+  const boundary = '----legado';
+  const body =
+    Object.entries(fields)
+      .map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`)
+      .join('') +
+    `--${boundary}\r\nContent-Disposition: form-data; name="f1"; filename="n.xml"\r\nContent-Type: text/xml\r\n\r\n` +
+    `${xml}\r\n--${boundary}--\r\n`;
+  const res = await fetch(`${base}/municipal/ipm/producaorestrita${query}`, {
+    method: 'POST',
+    headers: { 'content-type': `multipart/form-data; boundary=${boundary}` },
+    body,
+  });
+  return { status: res.status, type: res.headers.get('content-type') ?? '', text: await res.text() };
+}
+
+describe('IPM sandbox, legacy 1.00 form and public DANFSE link', () => {
+  const fields = { login: CNPJ, senha: SENHA, cidade: '8291' };
+
+  it('takes the credentials as form fields, checks them and the city, and answers XML only when asked', async () => {
+    const issued = await postLegacy(emission('l-1'), fields);
+    expect([issued.status, codeOf(issued.text)], issued.text).toEqual([200, '00001']);
+    expect(codeOf((await postLegacy(emission('l-2'), { ...fields, senha: 'errada' })).text)).toBe('00132');
+    expect(codeOf((await postLegacy(emission('l-3'), { ...fields, cidade: '8245' })).text)).toBe('00007');
+    const page = await postLegacy(emission('l-4'), fields, '');
+    expect(page.type).toMatch(/^text\/html/);
+    expect(page.text).toContain('00001');
+  });
+
+  it('serves a real PDF of a note at its public link (no auth), and an HTML 404 for an unknown code', async () => {
+    const issued = await post(emission('d-1'));
+    const codigo = tag(issued.text, 'cod_verificador_autenticidade');
+    const pdf = await fetch(`${base}/municipal/ipm/producaorestrita/?codauten=${codigo}`);
+    expect(pdf.status).toBe(200);
+    expect(pdf.headers.get('content-type')).toBe('application/pdf');
+    expect(
+      Buffer.from(await pdf.arrayBuffer())
+        .subarray(0, 5)
+        .toString('latin1'),
+    ).toBe('%PDF-');
+    const unknown = await fetch(`${base}/municipal/ipm/producaorestrita/?codauten=00000000000000`);
+    expect([unknown.status, unknown.headers.get('content-type')]).toEqual([404, 'text/html; charset=ISO-8859-1']);
+    await unknown.text();
+  });
+});
+
 describe('IPM sandbox persistence', () => {
   it('keeps what it issued and cancelled across a restart (dataDir)', async () => {
     const { mkdtemp, rm } = await import('node:fs/promises');

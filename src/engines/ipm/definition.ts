@@ -1,6 +1,5 @@
-import { createHash } from 'node:crypto';
 import { transportFailure } from '../kit/engine.ts';
-import { defineFamily, type OperationRequest, type SendContext } from '../kit/family.ts';
+import { defineFamily } from '../kit/family.ts';
 import type { CancellationRecord, IssuedDocument, Outcome } from '../types.ts';
 import {
   el,
@@ -13,13 +12,16 @@ import {
   tomOf,
   XML_DECLARATION,
 } from './layout.ts';
+import { multipart } from './transport.ts';
 
 /**
- * IPM / Atende.Net own layout, ACBr IPM 1.01 (briefs/providers-own.md §2; IPM "Manual Integrador NFS-e – Eletron
- * V2" [IPM-MAN]; ACBr `IPM.Provider.pas` / `IPM.GravarXml.pas`). The 28 IPM cities on ABRASF 2.04 stay on the
- * abrasf-v2 family; this is the family `ipm`, engine key `ipm:ipm`.
+ * IPM / Atende.Net own layout, ACBr IPM 1.01 and the legacy 1.00 (briefs/providers-own.md §2; IPM "Manual Integrador
+ * NFS-e – Eletron V2" [IPM-MAN]; ACBr `IPM.Provider.pas` / `IPM.GravarXml.pas` / `ACBrNFSeXWebserviceBase.pas`
+ * `Multi1`). The 28 IPM cities on ABRASF 2.04 stay on the abrasf-v2 family; this is the family `ipm`, engine key
+ * `ipm:ipm`, for every IPM own-layout city of the registry (124 on 1.01, 8 on 1.00).
  *
- *   POST <city URL> multipart/form-data, one XML file part, Authorization: Basic base64(CPF/CNPJ:senha)
+ *   POST <city URL> multipart/form-data, one XML file part; the credentials as Basic (1.01) or as the form fields
+ *   login/senha/cidade with the file as f1 and `?eletron=1` / `?formato_saida=2` (1.00): ./transport.ts
  *     emission      <nfse><identificador/><rps/><nf/><prestador/><tomador/><itens/></nfse>  → <retorno> with the note
  *     consultation  <consulta_rps><cidade/><serie_rps/><numero_rps/></consulta_rps>         → <retorno> (IPM-MAN §5.1)
  *                   <nfse><pesquisa><codigo_autenticidade/></pesquisa></nfse>               → <retorno> (situação)
@@ -35,16 +37,18 @@ import {
  *   resend after a lost answer is `ok` with the same number; reconciliation asks `consulta_rps` by the RPS the
  *   message carries, and an answer that says the RPS is unknown ("não encontrad…") is "none"; any other refusal of
  *   a query is retried, never believed;
- * - municipality codes are TOM codes from the shipped table (src/engines/ipm/tom-codes.ts, 71 cities of IPM's 2020
- *   list): a project whose city has no TOM code there is refused at the edge naming `project.codigoMunicipio`; a
- *   taker outside the table goes with `endereco_informado` N and no address;
+ * - municipality codes are TOM codes from the shipped table (src/engines/ipm/tom-codes.ts: every IPM city of the
+ *   registry, from kelvins/municipios-brasileiros `siafi_id`, cross-checked with IPM's 2020 list): a project whose
+ *   city has no TOM code there is refused at the edge naming `project.codigoMunicipio`; a taker outside the table
+ *   goes with `endereco_informado` N and no address;
  * - only taxable (TI / TIRF) and immune notes; exportation and "não incidência" have no documented
  *   `situacao_tributaria` in the manual (14 NTRIB comes only from the unseen NT) and are refused at the edge;
  *   foreign takers are refused too (their `identificador`/`pais` fields are not specified enough);
  * - PIS/COFINS are declared 0,00 and the reform groups (`IBSCBS`, `pis_cofins`) are not sent: their definition is in
  *   the unseen NT 35/2021 (§2.7 #1);
- * - the PDF is the provider's: GET /invoices/{id}/pdf redirects (302) to ACBr's `ProLinkURL`
- *   `http://sync.nfs-e.net/datacenter/include/nfw/nfw_imp_notas.php?codauten=<código>`, the public DANFSE page;
+ * - the PDF is the provider's (spec 4.4): GET /invoices/{id}/pdf downloads ACBr's `ProLinkURL` (the registry's
+ *   `links`, `http://sync.nfs-e.net/datacenter/include/nfw/nfw_imp_notas.php?codauten=<código>`), without the
+ *   Basic credentials, and answers it 200 inline when the link gives a PDF; anything else is a 502 PORTAL_ERROR;
  * - "already cancelled" is the sandbox's code 00226 "NFS-e já cancelada" (the manual's code list was not readable
  *   here); the cancellation query (`pesquisa` by authenticity code, situação 2) decides before it is believed.
  */
@@ -52,22 +56,11 @@ import {
 export const IPM_ALREADY_CANCELLED = '00226';
 export const IPM_PDF_BASE = 'http://sync.nfs-e.net/datacenter/include/nfw/nfw_imp_notas.php?codauten=';
 
-const url = (context: SendContext) => context.endpoints.url('emit', context.ambiente, context.municipality);
-
-/** One multipart/form-data request with the XML as its single file part (ASCII, so a string body is exact). */
-export function multipart(context: SendContext, xml: string, fileName: string): OperationRequest {
-  const boundary = `----ipm${createHash('sha1').update(xml).digest('hex').slice(0, 24)}`;
-  const body =
-    `--${boundary}\r\n` +
-    `Content-Disposition: form-data; name="arquivo"; filename="${fileName.replace(/[^\w.-]/g, '_')}"\r\n` +
-    'Content-Type: text/xml; charset=ISO-8859-1\r\n\r\n' +
-    `${xml}\r\n--${boundary}--\r\n`;
-  return {
-    method: 'POST',
-    url: url(context),
-    headers: { 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'application/xml' },
-    body,
-  };
+/** The note's public link: the registry's `…?codauten=%CodVerif%` template, or a base URL (sandbox, override). */
+export function pdfUrl(base: string, verificationCode: string): string {
+  const code = encodeURIComponent(verificationCode);
+  if (base.includes('%CodVerif%')) return base.replace('%CodVerif%', code);
+  return `${base}${base.includes('?') ? '&' : '?'}codauten=${code}`;
 }
 
 const NOT_FOUND = /n[aã]o\s+(foi\s+)?encontrad|inexistente/i;
@@ -77,7 +70,7 @@ export const ipmDefinition = defineFamily({
   provider: 'IPM',
   // only the cities of the shipped TOM table can be written (routing reports the others as not implemented)
   serves: (municipality) => tomOf(municipality) !== null,
-  layout: 'IPM Atende.Net own layout 1.01 (multipart + Basic)',
+  layout: 'IPM Atende.Net own layout 1.01 (multipart + Basic) and 1.00 (multipart form credentials)',
   transport: 'multipart',
   auth: 'basic',
   capabilities: {
@@ -126,7 +119,7 @@ export const ipmDefinition = defineFamily({
   },
   operations: {
     emit: {
-      request: (document, context) => multipart(context, document.xml, `${document.id}.xml`),
+      request: (document, context) => multipart(context, document.xml, `${document.id}.xml`, 'send'),
       parse(answer, _document, context): Outcome<IssuedDocument> {
         const retorno = readRetorno(answer);
         if (retorno.kind === 'failure') return retorno.outcome;
@@ -141,7 +134,7 @@ export const ipmDefinition = defineFamily({
           `${XML_DECLARATION}<consulta_rps>${el('cidade', field(document.xml, 'cidade'))}` +
           `${el('serie_rps', field(document.xml, 'serie_recibo_provisorio'))}` +
           `${el('numero_rps', field(document.xml, 'nro_recibo_provisorio'))}</consulta_rps>`;
-        const answer = await send(multipart(context, xml, `consulta-${document.id}.xml`));
+        const answer = await send(multipart(context, xml, `consulta-${document.id}.xml`, 'query'));
         if (answer.kind !== 'response') return transportFailure(answer);
         const retorno = readRetorno(answer);
         if (retorno.kind === 'failure') return retorno.outcome;
@@ -168,7 +161,8 @@ export const ipmDefinition = defineFamily({
         schemaErrorCode: 'IPM_LAYOUT',
       },
       operation: {
-        request: ({ signed, input }, context) => multipart(context, signed, `cancelamento-${input.issued.numero}.xml`),
+        request: ({ signed, input }, context) =>
+          multipart(context, signed, `cancelamento-${input.issued.numero}.xml`, 'send'),
         parse(answer): Outcome<CancellationRecord> {
           const retorno = readRetorno(answer);
           if (retorno.kind === 'failure') return retorno.outcome;
@@ -179,11 +173,36 @@ export const ipmDefinition = defineFamily({
         },
       },
     },
+    pdf: {
+      request: (issued, context) => ({
+        method: 'GET',
+        url: pdfUrl(
+          context.endpoints.url('pdf', context.ambiente, context.municipality),
+          issued.verificationCode ?? '',
+        ),
+        headers: { accept: 'application/pdf' },
+        binary: true,
+        anonymous: true,
+      }),
+      parse(answer): Outcome<Buffer> {
+        const pdf = Buffer.from(answer.body, 'latin1');
+        if (answer.status === 200 && pdf.subarray(0, 5).toString('latin1') === '%PDF-')
+          return { kind: 'ok', value: pdf };
+        if (answer.status >= 500) return { kind: 'transient', reason: `IPM PDF link: HTTP ${answer.status}` };
+        const type = String(answer.headers['content-type'] ?? 'no content type');
+        return {
+          kind: 'rejected',
+          errorCode: 'IPM_PDF',
+          errorMessage: `the IPM link answered HTTP ${answer.status} (${type}), not a PDF`,
+          errors: [],
+        };
+      },
+    },
     queryCancellation: {
       async exchange(issued, context, send): Promise<Outcome<CancellationRecord | null>> {
         if (!issued.verificationCode) return { kind: 'ok', value: null };
         const xml = `${XML_DECLARATION}<nfse><pesquisa>${el('codigo_autenticidade', issued.verificationCode)}</pesquisa></nfse>`;
-        const answer = await send(multipart(context, xml, `pesquisa-${issued.numero ?? 'nfse'}.xml`));
+        const answer = await send(multipart(context, xml, `pesquisa-${issued.numero ?? 'nfse'}.xml`, 'query'));
         if (answer.kind !== 'response') return transportFailure(answer);
         const retorno = readRetorno(answer);
         if (retorno.kind === 'failure') return retorno.outcome;

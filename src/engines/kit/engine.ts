@@ -6,7 +6,9 @@ import {
   type EngineFamily,
   hasGovernmentCode,
   type IssuedDocument,
+  type IssuedReference,
   type Outcome,
+  type PdfTarget,
   type PreparedDocument,
   type PrepareInput,
 } from '../types.ts';
@@ -30,6 +32,9 @@ export interface EngineDependencies {
   /** validate every signed message against its XSD before sending (always on outside benchmarks) */
   validateBeforeSend: boolean;
 }
+
+/** The certificate of a PDF download: none (the provider's link is public; its request is `anonymous`). */
+const NO_CERTIFICATE = null as unknown as Connection['certificate'];
 
 /** A transport failure as an outcome: nothing sent is transient; a request that may have arrived is unknown. */
 export function transportFailure(answer: Exclude<HttpAnswer, { kind: 'response' }>): Outcome<never> {
@@ -96,12 +101,15 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
     };
     const credentials = connection.credentials ?? {};
     const send = (request: OperationRequest): Promise<HttpAnswer> => {
-      const authorized = authorize(request, national ? 'mtls' : definition.auth, connection.certificate, credentials, {
-        presentCertificate: definition.presentsCertificate === true,
+      // a public link (`anonymous`) goes without credentials and without the TLS client certificate
+      const kind = request.anonymous ? 'signature' : national ? 'mtls' : definition.auth;
+      const authorized = authorize(request, kind, connection.certificate, credentials, {
+        presentCertificate: definition.presentsCertificate === true && !request.anonymous,
       });
       return deps.http.send(authorized.certificate, authorized.method, authorized.url, {
         headers: authorized.headers,
         ...(authorized.body !== undefined ? { body: authorized.body } : {}),
+        ...(request.binary ? { binary: true } : {}),
       });
     };
     try {
@@ -121,6 +129,7 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
   }
 
   const { operations } = definition;
+  const pdfOperation = operations.pdf;
   return {
     id: definition.id,
     capabilities: definition.capabilities,
@@ -130,6 +139,14 @@ export function createEngine(definition: FamilyDefinition, deps: EngineDependenc
     checkRequest: (project, invoice) => definition.check(project, invoice),
 
     pdfLink: (issued) => definition.pdfLink?.(issued) ?? null,
+
+    ...(pdfOperation
+      ? {
+          // a public link: no certificate and no credentials are needed (the request is `anonymous`)
+          fetchPdf: (issued: IssuedReference, target: PdfTarget) =>
+            run(pdfOperation, issued, { ...target, certificate: NO_CERTIFICATE }, 'pdf'),
+        }
+      : {}),
 
     prepare(input: PrepareInput): Outcome<PreparedDocument> {
       const unmet = definition.check(input.project, input.invoice);

@@ -45,7 +45,7 @@ export interface Endpoints {
 /** An engine's URL is unknown for this municipality and environment (its registry entry has none): permanent. */
 export class UnknownEndpointError extends Error {}
 
-export type OperationName = 'emit' | 'poll' | 'query' | 'cancel' | 'queryCancellation';
+export type OperationName = 'emit' | 'poll' | 'query' | 'cancel' | 'queryCancellation' | 'pdf';
 
 /** What an operation's request builder gets besides its own input. */
 export interface SendContext {
@@ -65,6 +65,11 @@ export interface OperationRequest {
   url: string;
   headers: Record<string, string>;
   body?: string;
+  /** read the answer byte for byte (a PDF): its body is then a latin1 string, `Buffer.from(body, 'latin1')` */
+  binary?: boolean;
+  /** sent without the family's auth (no credential header, no TLS client certificate): a public link, or a message
+   * that carries its credentials itself (IPM 1.00's form fields) */
+  anonymous?: boolean;
 }
 
 /**
@@ -163,6 +168,8 @@ export interface FamilyDefinition {
     };
     /** the cancellation the government holds for a note: `ok(null)` when none */
     queryCancellation?: Operation<IssuedReference, CancellationRecord | null>;
+    /** spec 4.4: the provider's PDF of an issued note, downloaded from its link (GET /invoices/{id}/pdf → 200) */
+    pdf?: Operation<IssuedReference, Buffer>;
   };
   /**
    * Engines whose PDF is the provider's (`capabilities.pdf = 'portal'`): the public link of an issued note, to

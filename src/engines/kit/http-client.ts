@@ -80,7 +80,7 @@ export class GovernmentHttpClient {
     certificate: A1Certificate | null,
     method: Dispatcher.HttpMethod,
     url: string,
-    options: { body?: string; headers?: Record<string, string> } = {},
+    options: { body?: string; headers?: Record<string, string>; binary?: boolean } = {},
   ): Promise<HttpAnswer> {
     let bodySent = false;
     try {
@@ -95,7 +95,10 @@ export class GovernmentHttpClient {
         },
       } as Parameters<typeof request>[1]);
       bodySent = true;
-      const body = await res.body.text();
+      // binary answers (a PDF) keep every byte: latin1 maps bytes 1:1 to characters
+      const body = options.binary
+        ? Buffer.from(await res.body.arrayBuffer()).toString('latin1')
+        : await res.body.text();
       return { kind: 'response', status: res.statusCode, headers: res.headers, body };
     } catch (err) {
       const e = err as { code?: string; message?: string };

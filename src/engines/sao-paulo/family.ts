@@ -32,7 +32,8 @@ import {
  * - codigoServico: `servico.codigoServico` or the project's `codigoServicoSp` (the table is unpublished, §1.9);
  * - alert 217 (RPS re-sent: the old note cancelled, a new one issued) → unknown, reconciled by ConsultaNFe on the
  *   ChaveRPS, which holds the note in force; 215 (duplicate RPS in one message) likewise; 1106 on a consultation
- *   → none; alert 1301 on a cancellation → "already cancelled";
+ *   → none; alert 1301 on a cancellation → "already cancelled", believed only once ConsultaNFe by ChaveNFe (CCM +
+ *   number) shows the note with StatusNFe C (the cancellation query; DataCancelamento read as São Paulo time);
  * - PDF: the city portal (no official URL, §1.8): ACBr's `ProLinkURL` `nfe.aspx?ccm=&nf=&cod=`.
  */
 const ACTION_BASE = 'http://www.prefeitura.sp.gov.br/nfe/ws/';
@@ -110,6 +111,13 @@ function refused(retorno: Retorno): Outcome<never> {
 }
 
 /** The note of a `ChaveNFe` (EnvioRPS answer) or of a `tpNFe` (consultation). */
+/** `DataCancelamento` (São Paulo local time when it carries no offset), or now when absent or unreadable. */
+function cancelledAtOf(value: string | null): Date {
+  if (!value) return new Date();
+  const at = new Date(/(Z|[+-]\d{2}:\d{2})$/.test(value) ? value : `${value}-03:00`);
+  return Number.isNaN(at.getTime()) ? new Date() : at;
+}
+
 function issuedOf(chaveNfe: Element | null, xml: string, ambiente: 1 | 2, at: string | null): IssuedDocument | null {
   const numero = text(chaveNfe, 'NumeroNFe');
   if (!numero) return null;
@@ -253,6 +261,30 @@ export const saoPauloFamily = defineFamily({
           if (!retorno.sucesso) return refused(retorno);
           return { kind: 'ok', value: { xml: outerXml(retorno.root), cancelledAt: new Date() } };
         },
+      },
+    },
+    queryCancellation: {
+      // ConsultaNFe by ChaveNFe (CCM + number): the note with StatusNFe C and its DataCancelamento
+      request: (issued, context) =>
+        call(
+          'ConsultaNFe',
+          'consultaNFe',
+          sign(
+            buildPedidoConsultaNfe(senderOf(context), {
+              nfe: { ccm: (issued.inscricaoMunicipal ?? '').replace(/\D/g, ''), numero: issued.numero ?? '' },
+            }),
+            context,
+          ),
+          context,
+        ),
+      parse(answer): Outcome<CancellationRecord | null> {
+        const retorno = retornoOf(answer, false);
+        if (retorno.kind !== 'read') return retorno;
+        if (retorno.erros.some((e) => e.Codigo === '1106')) return { kind: 'ok', value: null };
+        if (!retorno.sucesso) return refused(retorno);
+        const nfe = children(retorno.root, 'NFe')[0];
+        if (!nfe || text(nfe, 'StatusNFe') !== 'C') return { kind: 'ok', value: null };
+        return { kind: 'ok', value: { cancelledAt: cancelledAtOf(text(nfe, 'DataCancelamento')), xml: outerXml(nfe) } };
       },
     },
   },

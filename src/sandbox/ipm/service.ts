@@ -5,11 +5,15 @@ import { JsonlFile } from '../kit/jsonl.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import { childElements, escapeXml, parseDom, textAt } from '../kit/xml-dom.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
+import { notFoundPage, renderNotePdf } from './danfse.ts';
+import { formParts, htmlPage, isLegacyRequest, legacyForm } from './legacy.ts';
 
 /**
  * IPM / Atende.Net own layout 1.01 (briefs/providers-own.md §2; IPM "Manual Integrador NFS-e – Eletron V2") below
  * `/municipal/ipm/{producao|producaorestrita}`: one URL, `POST` multipart/form-data with exactly one XML file part
- * (ISO-8859-1 declared), HTTP Basic `CPF/CNPJ:senha`. The root of the XML selects the operation:
+ * (ISO-8859-1 declared), HTTP Basic `CPF/CNPJ:senha`; or the legacy 1.00 form (no Basic: `login`, `senha`, `cidade`
+ * TOM, file `f1`, XML answer only with `?eletron=1` / `?formato_saida=2`: ./legacy.ts). The root of the XML selects
+ * the operation:
  *
  *   <nfse> (emission)                 → <retorno> 00001 - Sucesso, numero_nfse, serie_nfse, data/hora, situação 1,
  *                                       link_nfse, cod_verificador_autenticidade; a repeated <identificador> answers
@@ -17,6 +21,7 @@ import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipa
  *   <nfse><nf><situacao>C</situacao>  → cancellation: <retorno> with situação 2; already cancelled → 00226
  *   <nfse><pesquisa>                  → the note by codigo_autenticidade
  *   <consulta_rps>                    → the note by cidade/serie_rps/numero_rps; unknown → "RPS não encontrado"
+ *   GET ?codauten=<código>            → the public DANFSE link (no auth): a real PDF of the note (./danfse.ts)
  *
  * Refusals are `<retorno><mensagem><codigo>NNNNN - texto</codigo>…</mensagem></retorno>` (5-digit codes, manual §7
  * ranges: 131–139 user/login/permission, 2–6 prestador, 7–9 city, 11–14 tomador). Bad Basic credentials: HTTP 401
@@ -135,8 +140,17 @@ export function createIpmService(deps: MunicipalSandboxDependencies): SandboxSer
     (m) => deps.logger.warn(m),
   );
 
+  /** 1.01 (Basic + one file part) or the legacy 1.00 form (./legacy.ts): the user and the XML, then `process`. */
   function handle(req: SandboxRequest): SandboxReply {
-    const env = req.params.ambiente;
+    const form = formParts(req);
+    if (form.ok && isLegacyRequest(req, form.parts)) {
+      const legacy = legacyForm(req, form.parts);
+      if (!legacy.ok) return refuse(legacy.status, legacy.message);
+      if (users && users[legacy.user] !== legacy.password) return refuse(401, '00132 - Usuário ou senha inválidos');
+      const reply = process(req.params.ambiente, legacy.user, legacy.xml, legacy.cidade);
+      // without `?eletron=1` / `?formato_saida=2` the legacy server answers a page, not XML
+      return legacy.xmlAnswer ? reply : htmlPage(String(reply.body).replace(/<[^>]+>/g, ' '));
+    }
     const auth = authorizationOf(req.headers);
     if (auth?.scheme !== 'basic' || !/^(\d{11}|\d{14})$/.test(auth.user) || !auth.password) {
       return refuse(401, '00131 - Usuário ou senha inválidos (Basic CPF/CNPJ:senha)');
@@ -144,14 +158,18 @@ export function createIpmService(deps: MunicipalSandboxDependencies): SandboxSer
     if (users && users[auth.user] !== auth.password) return refuse(401, '00132 - Usuário ou senha inválidos');
     const file = filePart(req);
     if (!file.ok) return refuse(400, `00900 - ${file.reason}`);
-    if (!/^<\?xml[^>]*encoding="ISO-8859-1"/i.test(file.xml)) return refuse(200, '00901 - Declare ISO-8859-1');
+    return process(req.params.ambiente, auth.user, file.xml, null);
+  }
+
+  /** One message of a user: `legacyCidade` is the 1.00 form's `cidade` field (the prestador's TOM must match it). */
+  function process(env: string, user: string, xml: string, legacyCidade: string | null): SandboxReply {
+    if (!/^<\?xml[^>]*encoding="ISO-8859-1"/i.test(xml)) return refuse(200, '00901 - Declare ISO-8859-1');
     let root: Element;
     try {
-      root = parseDom(file.xml).documentElement;
+      root = parseDom(xml).documentElement;
     } catch (err) {
       return refuse(200, `00902 - XML mal formado: ${(err as Error).message}`);
     }
-    const user = auth.user;
     const mine = notes.filter((n) => n.env === env && n.user === user);
     if (root.localName === 'consulta_rps') {
       const t = (name: string) => textAt(root, name)?.trim() ?? '';
@@ -179,6 +197,9 @@ export function createIpmService(deps: MunicipalSandboxDependencies): SandboxSer
     }
     const error = layoutError(root, user);
     if (error) return refuse(200, error);
+    if (legacyCidade !== null && textAt(root, 'prestador/cidade')?.trim() !== legacyCidade) {
+      return refuse(200, '00007 - Cidade do prestador difere do campo cidade do formulário');
+    }
     const identificador = textAt(root, 'identificador')?.trim() ?? '';
     const again = mine.find((n) => n.identificador === identificador);
     if (again) return retorno(200, noteXml(again));
@@ -206,11 +227,22 @@ export function createIpmService(deps: MunicipalSandboxDependencies): SandboxSer
     return retorno(200, noteXml(note));
   }
 
+  /** The public DANFSE link (`?codauten=`): no authentication, a real PDF of the note (./danfse.ts). */
+  async function danfse(req: SandboxRequest): Promise<SandboxReply> {
+    const code = req.query.get('codauten')?.trim() ?? '';
+    const note = notes.find((n) => n.env === req.params.ambiente && n.codigo === code);
+    if (!note) return notFoundPage(code);
+    return { status: 200, body: await renderNotePdf(note), headers: { 'content-type': 'application/pdf' } };
+  }
+
   return {
     family: 'ipm',
     name: 'IPM',
     mount: '/municipal/ipm/:ambiente(producao|producaorestrita)',
-    routes: [{ method: 'POST', path: '/', name: 'ipm', handler: handle }],
+    routes: [
+      { method: 'POST', path: '/', name: 'ipm', handler: handle },
+      { method: 'GET', path: '/', name: 'ipm-danfse', handler: danfse },
+    ],
     notFound: () => refuse(404, '00904 - Serviço não encontrado'),
     errorReply: (_req, err) => refuse(500, `00999 - ${err.message}`),
     faults: { errorReply: () => refuse(503, '00998 - Serviço indisponível') },

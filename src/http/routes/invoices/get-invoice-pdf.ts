@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { findProjectInvoice, storageBaseUrlOf } from '../../../db/repositories/invoices.ts';
 import { loadProjectRow } from '../../../db/repositories/project-profile.ts';
 import { hasCurrentPdf, renderInvoicePdf } from '../../../documents/invoice-documents.ts';
+import { describeFailure } from '../../../engines/types.ts';
 import { documentUrl } from '../../../invoices/views.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import { ApiError, notFound } from '../../errors.ts';
@@ -20,6 +21,8 @@ export const getInvoicePdfRoute: RouteModule = (app, ctx) => {
           'When the documents are cached (documentsCached): 302 to the public URL (immutable, no authentication). ' +
           'Otherwise the national environment PDF is rendered on the fly from the stored NFS-e XML (DANFSe v2.0) ' +
           'and returned as 200 application/pdf; a cancelled invoice carries the CANCELADA watermark. ' +
+          "Municipal engines that download their provider's PDF (IPM) answer it as 200 application/pdf too; " +
+          'São Paulo redirects (302) to its portal. ' +
           'Errors: 404 unknown invoice (or of another project); 409 INVOICE_NOT_ISSUED while queued, processing or in ' +
           'error; 422 PDF_UNAVAILABLE when the PDF cannot be produced for lack of data; 501 PDF_NOT_SUPPORTED and ' +
           '502 PORTAL_ERROR are reserved for municipal engines without PDF download or with a failing portal.',
@@ -45,6 +48,30 @@ export const getInvoicePdfRoute: RouteModule = (app, ctx) => {
       if (engine.capabilities.pdf === 'none') throw new ApiError('PDF_NOT_SUPPORTED');
       if (engine.capabilities.pdf === 'portal') {
         const project = await loadProjectRow(ctx.db, row.projectId);
+        if (engine.fetchPdf) {
+          // spec 4.4: a municipal engine that can download its provider's PDF answers it inline (never a 500)
+          const fetched = await engine.fetchPdf(
+            {
+              chave: row.accessKey,
+              numero: row.numeroNfse,
+              verificationCode: row.verificationCode,
+              ambiente: row.ambiente === 1 ? 1 : 2,
+            },
+            {
+              ambiente: row.ambiente === 1 ? 1 : 2,
+              municipality: project?.codigoMunicipio ?? null,
+              endpointOverride: project?.endpointOverride ?? null,
+            },
+          );
+          if (fetched.kind !== 'ok') {
+            throw new ApiError('PORTAL_ERROR', `The provider's PDF could not be obtained: ${describeFailure(fetched)}`);
+          }
+          return reply
+            .type('application/pdf')
+            .header('content-disposition', `inline; filename="nfse-${row.numeroNfse ?? row.id}.pdf"`)
+            .header('cache-control', 'private, no-store')
+            .send(fetched.value as never);
+        }
         const link = engine.pdfLink({
           chave: row.accessKey,
           numero: row.numeroNfse,
