@@ -75,10 +75,10 @@ describe('issuing through Fiorilli (ABRASF 2.01, SOAP with body credentials), as
     expect(JSON.stringify(res.body.errors)).toMatch(/municipalPassword|basicAuthSenha/);
   });
 
-  it('still refuses a Simples project in Campinas with 422 ENGINE_NOT_AVAILABLE (ISSCampinas is not implemented)', async () => {
+  it('still refuses a Simples project in Itatiba with 422 ENGINE_NOT_AVAILABLE (fintelISS is not implemented)', async () => {
     const campinas = await onboardProject(t, {
       cnpj: '11222333000262',
-      project: { codigoMunicipio: '3509502', regimeTributario: '3', aliquotaSimples: 6 },
+      project: { codigoMunicipio: '3523404', regimeTributario: '3', aliquotaSimples: 6 },
     });
     const res = await t.request('POST', '/emitir', { key: campinas.apiKey, body: invoiceBody() });
     expect(res.status, res.text).toBe(422);

@@ -5,6 +5,15 @@ import { startTestService, type TestService } from '../support/harness.ts';
 import { invoiceBody, type OnboardedProject, onboardProject, waitForInvoice } from '../support/onboarding.ts';
 
 const CAMPINAS = '3509502'; // ISSCampinas (ABRASF 2.03), not adherent to the national environment
+const ITATIBA = '3523404'; // fintelISS (ABRASF 2.02): a provider mapped but not implemented
+const ITATIBA_ADDRESS = {
+  logradouro: 'Avenida Barão de Itapema',
+  numero: '100',
+  bairro: 'Centro',
+  cidade: 'Itatiba',
+  uf: 'SP',
+  cep: '13250000',
+};
 const CAMPINAS_ADDRESS = {
   logradouro: 'Avenida Francisco Glicério',
   numero: '1000',
@@ -203,27 +212,27 @@ describe('GET /cobertura/cidades', () => {
 });
 
 describe('routing at project creation and issuing', () => {
-  it('a Simples project in Campinas: warned at creation, 422 ENGINE_NOT_AVAILABLE at /emitir, nothing spent', async () => {
+  it('a Simples project in Itatiba (provider not implemented): warned at creation, 422 ENGINE_NOT_AVAILABLE at /emitir, nothing spent', async () => {
     const simples = await onboardProject(t, {
       cnpj: '11222333000505',
-      project: { regimeTributario: '3', aliquotaSimples: 4, codigoMunicipio: CAMPINAS, endereco: CAMPINAS_ADDRESS },
+      project: { regimeTributario: '3', aliquotaSimples: 4, codigoMunicipio: ITATIBA, endereco: ITATIBA_ADDRESS },
     });
     const view = await t.request('GET', `/org/projects/${simples.projectId}`, { key: simples.orgToken });
-    expect(view.body.codigoMunicipio).toBe(CAMPINAS);
+    expect(view.body.codigoMunicipio).toBe(ITATIBA);
     const before = (await t.request('GET', '/org/settings', { key: simples.orgToken })).body.subscription.creditsUsed;
 
     const res = await t.request('POST', '/emitir', { key: simples.apiKey, body: invoiceBody() });
     expect(res.status, res.text).toBe(422);
     expect(res.body.code).toBe('ENGINE_NOT_AVAILABLE');
     expect(res.body).toMatchObject({
-      municipality: { codigoIbge: CAMPINAS, nome: 'Campinas', uf: 'SP' },
-      provider: 'ISSCampinas',
+      municipality: { codigoIbge: ITATIBA, nome: 'Itatiba', uf: 'SP' },
+      provider: 'fintelISS',
       family: 'abrasf-v2',
-      routingId: 'abrasf-v2:isscampinas@2.03',
+      routingId: 'abrasf-v2:finteliss@2.02',
       coverageStatus: 'covered',
       regimeTributario: '3',
     });
-    expect(res.body.detail).toContain('ISSCampinas');
+    expect(res.body.detail).toContain('fintelISS');
     expect(res.body.errors[0].field).toBe('project.codigoMunicipio');
 
     const batch = await t.request('POST', '/emitir/batch', {
@@ -244,17 +253,17 @@ describe('routing at project creation and issuing', () => {
     const created = await t.request('POST', '/org/projects', {
       key: p.orgToken,
       body: {
-        name: 'Campinas Simples',
+        name: 'Itatiba Simples',
         cnpj: '11222333000696',
-        razaoSocial: 'CAMPINAS SIMPLES LTDA',
+        razaoSocial: 'ITATIBA SIMPLES LTDA',
         regimeTributario: '3',
-        codigoMunicipio: CAMPINAS,
+        codigoMunicipio: ITATIBA,
       },
     });
     expect(created.status, created.text).toBe(201);
     expect(created.body.warnings).toHaveLength(1);
     expect(created.body.warnings[0]).toMatchObject({ code: 'ENGINE_NOT_AVAILABLE', field: 'codigoMunicipio' });
-    expect(created.body.warnings[0].message).toContain('Campinas/SP (3509502)');
+    expect(created.body.warnings[0].message).toContain('Itatiba/SP (3523404)');
     const id = created.body.id;
     const patch = (body: Record<string, unknown>) =>
       t.request('PATCH', `/org/projects/${id}`, { key: p.orgToken, body });

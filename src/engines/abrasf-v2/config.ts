@@ -85,9 +85,11 @@ export interface OperationOverride {
  * - `opParams`: `<Op>{nfseCabecMsg, nfseDadosMsg}` (ISSNet);
  * - `doubleWrap`: `<Op><Op>Request{…}</Op>` (EL);
  * - `inlineInOp`: `<op>` + the message inline (+ trailing credentials: Fiorilli; DSF);
- * - `bareMessage`: the message is the body (EloTech, Tinus).
+ * - `bareMessage`: the message is the body (EloTech, Tinus);
+ * - `stringParam`: `<op>{<param>}` with the message as the one qualified string parameter `body.param` (Fisco's
+ *   `<nfse:gerarNfse><nfse:xml>`), no cabecalho.
  */
-export type BodyStyle = 'abrasfRequest' | 'opParams' | 'doubleWrap' | 'inlineInOp' | 'bareMessage';
+export type BodyStyle = 'abrasfRequest' | 'opParams' | 'doubleWrap' | 'inlineInOp' | 'bareMessage' | 'stringParam';
 
 export interface AbrasfProviderConfig {
   /** the ACBr provider name (engine key `abrasf-v2:<provider lower case>`) */
@@ -117,6 +119,11 @@ export interface AbrasfProviderConfig {
     operationCase: 'pascal' | 'camel';
     /** SOAPAction template; `{op}` is the operation element name (after `operationCase`), `{root}` the request root */
     soapAction: string;
+    /**
+     * A WS-Security header (OASIS 2004 `wsse:Security/UsernameToken`, PasswordText) with the project's
+     * municipalUser/municipalPassword (basicAuthUsuario/basicAuthSenha as fallback): Saatri.
+     */
+    security?: 'usernameToken';
   };
   body: {
     style: BodyStyle;
@@ -128,6 +135,8 @@ export interface AbrasfProviderConfig {
     cabecalhoVersion?: string;
     /** trailing unqualified `<username>`/`<password>` in the operation element (Fiorilli) */
     credentials: boolean;
+    /** the string parameter's name of the `stringParam` style (default `xml`) */
+    param?: string;
   };
   /** the namespace of the ABRASF messages (null: none, DSF) */
   dataNamespace: string | null;
@@ -162,6 +171,13 @@ export interface AbrasfProviderConfig {
   };
   /** the content of the query messages (by RPS, by range) is wrapped in this element (ISSNet `Pedido`) */
   queryWrapper?: string;
+  /**
+   * The name of the Id attribute of InfDeclaracaoPrestacaoServico, LoteRps and InfPedidoCancelamento (default `Id`;
+   * Tributus `id`). The XSD sees `Id` (the official attribute); the signature references the attribute as written.
+   */
+  idAttribute?: 'Id' | 'id';
+  /** a project credential sent as a query parameter of the endpoint URL (Tributus `?tokenAuth=<authorizationKey>`) */
+  urlCredential?: { param: string; credential: 'authorizationKey' | 'accessToken' };
   /** at most this many digits in CodigoCnae (7 official; DSF 9); a CNAE of fewer than 7 digits is not sent */
   cnaeDigits?: number;
   /** the provider's own layout rules, added to the generic ones (a hook: field path + message per problem) */

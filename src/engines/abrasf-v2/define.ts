@@ -15,6 +15,7 @@ import {
   buildRps,
   cancellationCode,
   nsAttr,
+  officialIds,
   rpsFacts,
   rpsSchemaView,
 } from './messages.ts';
@@ -325,7 +326,7 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
       schemaView: (signed) =>
         config.hooks?.message && config.emission !== 'emitSingle'
           ? config.hooks.message(config.emission, buildLote(config, emission.requestRoot, signed).xml, null)
-          : rpsSchemaView(config, signed),
+          : officialIds(config, rpsSchemaView(config, signed)),
       schemaErrorCode: 'RPS_SCHEMA_INVALID',
     },
     operations: {
@@ -354,6 +355,9 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
                 schema: config.schema,
                 ...(config.hooks?.message
                   ? { schemaView: (signed: string) => config.hooks!.message!('cancel', signed, null) }
+                  : {}),
+                ...(config.idAttribute === 'id'
+                  ? { schemaView: (signed: string) => officialIds(config, cancelView(signed)) }
                   : {}),
                 schemaErrorCode: 'CANCEL_SCHEMA_INVALID',
               },

@@ -14,6 +14,17 @@ import { PRODATA_CONFIG } from './providers/prodata.ts';
 import { SH3_CONFIG } from './providers/sh3.ts';
 import { SINTESE_CONFIG } from './providers/sintese.ts';
 import { WEBISS_CONFIG } from './providers/webiss.ts';
+import { DESENVOLVE_CONFIG } from './providers/desenvolve.ts';
+import { ISSCAMPINAS_CONFIG, ISSDSF_CONFIG } from './providers/dsf-platform.ts';
+import { GESTAOISS_CONFIG } from './providers/gestaoiss.ts';
+import { ISSCAMACARI_CONFIG } from './providers/isscamacari.ts';
+import { IPM_CONFIG } from './providers/ipm.ts';
+import { ISSLEGAL_CONFIG } from './providers/isslegal.ts';
+import { NEAINFORMATICA_CONFIG } from './providers/neainformatica.ts';
+import { TIPLAN_CONFIG } from './providers/tiplan.ts';
+import { FISCO_CONFIG } from './providers/fisco.ts';
+import { SAATRI_CONFIG } from './providers/saatri.ts';
+import { TRIBUTUS_CONFIG } from './providers/tributus.ts';
 
 export type { AbrasfProviderConfig } from './config.ts';
 export { defineAbrasfProvider } from './define.ts';
@@ -26,18 +37,30 @@ export const webissFamily = defineAbrasfProvider(WEBISS_CONFIG);
  * configuration of the one generic base (define.ts). One line per provider, in alphabetical order.
  */
 export const ABRASF_V2_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
+  'abrasf-v2:desenvolve': defineAbrasfProvider(DESENVOLVE_CONFIG),
   'abrasf-v2:dsf': defineAbrasfProvider(DSF_CONFIG),
   'abrasf-v2:el': defineAbrasfProvider(EL_CONFIG),
   'abrasf-v2:elotech': defineAbrasfProvider(ELOTECH_CONFIG),
   'abrasf-v2:fiorilli': fiorilliAbrasfFamily,
+  'abrasf-v2:fisco': defineAbrasfProvider(FISCO_CONFIG),
   'abrasf-v2:futurize': defineAbrasfProvider(FUTURIZE_CONFIG),
+  'abrasf-v2:gestaoiss': defineAbrasfProvider(GESTAOISS_CONFIG),
   'abrasf-v2:govdigital': defineAbrasfProvider(GOVDIGITAL_CONFIG),
   'abrasf-v2:giss': defineAbrasfProvider(GISS_CONFIG),
+  'abrasf-v2:ipm': defineAbrasfProvider(IPM_CONFIG),
+  'abrasf-v2:isscamacari': defineAbrasfProvider(ISSCAMACARI_CONFIG),
+  'abrasf-v2:isscampinas': defineAbrasfProvider(ISSCAMPINAS_CONFIG),
+  'abrasf-v2:issdsf': defineAbrasfProvider(ISSDSF_CONFIG),
+  'abrasf-v2:isslegal': defineAbrasfProvider(ISSLEGAL_CONFIG),
   'abrasf-v2:issnet': defineAbrasfProvider(ISSNET_CONFIG),
   'abrasf-v2:megasoft': defineAbrasfProvider(MEGASOFT_CONFIG),
+  'abrasf-v2:neainformatica': defineAbrasfProvider(NEAINFORMATICA_CONFIG),
   'abrasf-v2:prodata': defineAbrasfProvider(PRODATA_CONFIG),
+  'abrasf-v2:saatri': defineAbrasfProvider(SAATRI_CONFIG),
   'abrasf-v2:sh3': defineAbrasfProvider(SH3_CONFIG),
   'abrasf-v2:sintese': defineAbrasfProvider(SINTESE_CONFIG),
   'abrasf-v2:tinus': defineAbrasfProvider(TINUS_CONFIG),
+  'abrasf-v2:tiplan': defineAbrasfProvider(TIPLAN_CONFIG),
+  'abrasf-v2:tributus': defineAbrasfProvider(TRIBUTUS_CONFIG),
   'abrasf-v2:webiss': webissFamily,
 };

@@ -34,6 +34,15 @@ export function inMessageNamespace(config: AbrasfProviderConfig, root: string, x
   return splitNamespaces(xml, messageNamespace, config.dataNamespace, config.namespaces?.localGroups);
 }
 
+/** The Id attribute's name of the signed elements (`Id`, official; Tributus `id`). */
+const idName = (config: AbrasfProviderConfig) => config.idAttribute ?? 'Id';
+
+/** A message as the XSD sees it: a provider's lowercase `id` attributes as the official `Id` (Tributus). */
+export function officialIds(config: AbrasfProviderConfig, xml: string): string {
+  if (config.idAttribute !== 'id') return xml;
+  return xml.replace(/<(InfDeclaracaoPrestacaoServico|LoteRps|InfPedidoCancelamento) id="/g, '<$1 Id="');
+}
+
 export function nsAttr(config: AbrasfProviderConfig): string {
   return config.dataNamespace ? ` xmlns="${config.dataNamespace}"` : '';
 }
@@ -155,7 +164,7 @@ export function buildRps(config: AbrasfProviderConfig, input: PrepareInput): { i
   // layout 2.00 (official nfse v2.00 XSD): the Id on the inner Rps (tcInfRps), none on InfDeclaracaoPrestacaoServico;
   // DataEmissao and Competencia as xsd:dateTime (Brasília local time, as ACBr's tcDatHor writes them)
   const layout200 = config.version === '2.00';
-  const idAttr = ` Id="${escapeXmlAttr(id)}"`;
+  const idAttr = ` ${layout200 ? 'Id' : idName(config)}="${escapeXmlAttr(id)}"`;
   const emissao = formatDateTimeWithOffset(input.issuedAt, BRASILIA).slice(0, layout200 ? 19 : 10);
   const xml =
     `<Rps${nsAttr(config)}><InfDeclaracaoPrestacaoServico${layout200 ? '' : idAttr}>` +
@@ -208,7 +217,7 @@ export function buildLote(
   const numeroLote = String(Number(facts.numero));
   const loteId = `LOTE${facts.cnpj}N${numeroLote}`;
   const xml =
-    `<${root}${nsAttr(config)}><LoteRps Id="${loteId}" versao="${config.version}">` +
+    `<${root}${nsAttr(config)}><LoteRps ${idName(config)}="${loteId}" versao="${config.version}">` +
     el('NumeroLote', numeroLote) +
     // 2.04 wraps the lote's identification in Prestador (tcLoteRps of nfse_v204.xsd); 2.00–2.03 do not
     (config.version === '2.04'
@@ -281,7 +290,7 @@ export function buildCancelamento(
 ): { id: string; xml: string } {
   const id = `CANC${digits(note.cnpj)}N${note.numero}`;
   const xml =
-    `<${root}${nsAttr(config)}><Pedido><InfPedidoCancelamento Id="${id}"><IdentificacaoNfse>` +
+    `<${root}${nsAttr(config)}><Pedido><InfPedidoCancelamento ${idName(config)}="${id}"><IdentificacaoNfse>` +
     el('Numero', note.numero) +
     cpfCnpj(note.cnpj) +
     el('InscricaoMunicipal', note.inscricaoMunicipal) +

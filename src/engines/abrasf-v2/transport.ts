@@ -37,10 +37,32 @@ function encoded(value: string, encoding: AbrasfProviderConfig['body']['encoding
   return escapeXmlText(value);
 }
 
+const WSSE = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd';
+const WSU = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-utility-1.0.xsd';
+const PASSWORD_TEXT = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-username-token-profile-1.0#PasswordText';
+
+/** The envelope with the provider's SOAP Header (a WS-Security UsernameToken: Saatri), when it has one. */
+function withHeader(config: AbrasfProviderConfig, context: SendContext, envelope: string): string {
+  if (config.soap.security !== 'usernameToken') return envelope;
+  const { username, password } = credentialsOf(context);
+  const header =
+    `<soap:Header><wsse:Security soap:mustUnderstand="1" xmlns:wsse="${WSSE}" xmlns:wsu="${WSU}">` +
+    `<wsse:UsernameToken wsu:Id="UsernameToken-1"><wsse:Username>${escapeXmlText(username)}</wsse:Username>` +
+    `<wsse:Password Type="${PASSWORD_TEXT}">${escapeXmlText(password)}</wsse:Password></wsse:UsernameToken>` +
+    '</wsse:Security></soap:Header>';
+  return envelope.replace('<soap:Body>', `${header}<soap:Body>`);
+}
+
 /** The registry's URL of the operation, after the provider's rewrites. */
 export function urlOf(config: AbrasfProviderConfig, context: SendContext, kitOperation: OperationName): string {
   let url = context.endpoints.url(kitOperation, context.ambiente, context.municipality);
   for (const rewrite of config.endpointRewrites ?? []) url = url.replace(rewrite.from, rewrite.to);
+  if (config.urlCredential) {
+    const { param, credential } = config.urlCredential;
+    const value = context.credentials?.[credential];
+    if (!value) throw new MissingCredentialError(credential);
+    url += `${url.includes('?') ? '&' : '?'}${param}=${encodeURIComponent(value.trim())}`;
+  }
   return url;
 }
 
@@ -79,11 +101,13 @@ export function abrasfRequest(
       soapAction,
     });
     const body = `<?xml version="1.0" encoding="UTF-8"?><soap:Envelope xmlns:soap="${env}"><soap:Body>${message}</soap:Body></soap:Envelope>`;
-    return { method: 'POST', url, headers, body };
+    return { method: 'POST', url, headers, body: withHeader(config, context, body) };
   }
   if (style === 'abrasfRequest' || style === 'opParams') {
     element = style === 'abrasfRequest' ? `${op}Request` : op;
     parts = withEncoding(stringParts());
+  } else if (style === 'stringParam') {
+    parts = withEncoding([{ name: config.body.param ?? 'xml', value: message, encoding: 'xml', qualified: true }]);
   } else if (style === 'doubleWrap') {
     const inner = stringParts()
       .map((p) => `<${p.name}>${encoded(p.value, encoding)}</${p.name}>`)
@@ -114,7 +138,7 @@ export function abrasfRequest(
     parts,
     soapAction,
   });
-  return { method: 'POST', url, headers, body };
+  return { method: 'POST', url, headers, body: withHeader(config, context, body) };
 }
 
 export interface AbrasfAnswer {

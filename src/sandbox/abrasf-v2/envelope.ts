@@ -61,7 +61,25 @@ function stringParameter(body: string, param: Element | null): string | null {
   return value || null;
 }
 
+const WSSE = 'http://docs.oasis-open.org/wss/2004/01/oasis-200401-wss-wssecurity-secext-1.0.xsd';
+
+/** The UsernameToken of a WS-Security header (Saatri), or nulls. */
+function wsSecurityOf(envelope: Element): { username: string | null; password: string | null } {
+  const token = childElements(child(envelope, 'Header') ?? envelope)
+    .filter((e) => e.localName === 'Security' && e.namespaceURI === WSSE)
+    .map((security) => child(security, 'UsernameToken'))[0];
+  const value = (name: string) => child(token, name)?.textContent?.trim() || null;
+  return { username: value('Username'), password: value('Password') };
+}
+
 export function parseCall(profile: AbrasfSandboxProfile, body: string): ParsedCall | { error: string } {
+  const call = parseEnvelope(profile, body);
+  if ('error' in call || !profile.wsSecurity) return call;
+  // credentials only from the header: body username/password elements are not the provider's contract
+  return { ...call, ...wsSecurityOf(parseDom(body).documentElement!) };
+}
+
+function parseEnvelope(profile: AbrasfSandboxProfile, body: string): ParsedCall | { error: string } {
   let root: Element | null;
   try {
     root = parseDom(body).documentElement;
@@ -92,10 +110,16 @@ export function parseCall(profile: AbrasfSandboxProfile, body: string): ParsedCa
     const used = doubled ? 'double' : first.localName!.endsWith('Request') ? 'request' : 'operation';
     if (used !== profile.stringsWrapper) return { error: `Elemento inesperado: ${first.localName}` };
   }
+  const credentialsNone = { username: null, password: null };
   const text = (n: string) => {
     const value = child(wrapper, n)?.textContent?.trim();
     return value ? value : null;
   };
+  if (profile.stringParameter) {
+    const param = child(wrapper, profile.stringParameter);
+    if (!param) return { error: `Parâmetro ${profile.stringParameter} ausente em ${first.localName}.` };
+    return { operation, soapVersion, message: stringParameter(body, param), cabecalho: null, ...credentialsNone };
+  }
   const dados = child(wrapper, 'nfseDadosMsg');
   if (dados) {
     return {

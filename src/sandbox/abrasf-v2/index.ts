@@ -14,6 +14,17 @@ import { DSF_PROFILE } from './dsf.ts';
 import { ISSNET_PROFILE } from './issnet.ts';
 import { createAbrasfService } from './service.ts';
 import { TINUS_PROFILE } from './tinus.ts';
+import { FISCO_PROFILE } from './fisco.ts';
+import { SAATRI_PROFILE } from './saatri.ts';
+import { TRIBUTUS_PROFILE } from './tributus.ts';
+import {
+  DESENVOLVE_PROFILE,
+  GESTAOISS_PROFILE,
+  ISSCAMACARI_PROFILE,
+  ISSCAMPINAS_PROFILE,
+  ISSDSF_PROFILE,
+  TIPLAN_PROFILE,
+} from './baseline-providers.ts';
 
 export { type AbrasfSandboxOptions, createAbrasfService } from './service.ts';
 export { type AbrasfSandboxProfile, EL_PROFILE, FIORILLI_PROFILE, WEBISS_PROFILE } from './profiles.ts';
@@ -37,3 +48,12 @@ export const elSandbox = sandboxOf(EL_PROFILE);
 export const elotechSandbox = sandboxOf(ELOTECH_PROFILE);
 export const tinusSandbox = sandboxOf(TINUS_PROFILE);
 export const gissSandbox = sandboxOf(GISS_PROFILE);
+export const fiscoSandbox = sandboxOf(FISCO_PROFILE);
+export const saatriSandbox = sandboxOf(SAATRI_PROFILE);
+export const tributusSandbox = sandboxOf(TRIBUTUS_PROFILE);
+export const gestaoissSandbox = sandboxOf(GESTAOISS_PROFILE);
+export const isscamacariSandbox = sandboxOf(ISSCAMACARI_PROFILE);
+export const isscampinasSandbox = sandboxOf(ISSCAMPINAS_PROFILE);
+export const issdsfSandbox = sandboxOf(ISSDSF_PROFILE);
+export const tiplanAbrasfSandbox = sandboxOf(TIPLAN_PROFILE);
+export const desenvolveSandbox = sandboxOf(DESENVOLVE_PROFILE);

@@ -74,10 +74,39 @@ export interface AbrasfSandboxProfile {
   refusedOperations?: Readonly<Record<string, { codigo: string; mensagem: string }>>;
   /** the query messages (by RPS, by range) wrap their content in this element (ISSNet `Pedido`) */
   queryWrapper?: string;
+  /**
+   * The Id attribute of InfDeclaracaoPrestacaoServico, LoteRps and InfPedidoCancelamento is written `id` (Tributus):
+   * the official `Id` there is refused (E160); the XSD validates the message with them read as `Id`.
+   */
+  idAttribute?: 'id';
+  /**
+   * A credential in the URL's query (Tributus `tokenAuth`): required (E179 otherwise), checked against
+   * `knownCredentials` (password) for a known CNPJ, else any non-empty value.
+   */
+  urlToken?: string;
   /** the TLS client certificate is required (E182 otherwise) */
   clientCertificate: boolean;
   /** `username`/`password` after the message (Fiorilli): checked against `knownCredentials`, else any non-empty */
   bodyCredentials: boolean;
+  /**
+   * The credentials travel in a WS-Security header (`wsse:Security/UsernameToken` Username and Password: Saatri),
+   * not in the body; checked as `bodyCredentials` are.
+   */
+  wsSecurity?: boolean;
+  /** the SOAP 1.1 SOAPAction must be this prefix + the operation (a WCF service: `ActionNotSupported` otherwise) */
+  soapActionPrefix?: string;
+  /** `inline` requests carry the message as this one string parameter of the operation (Fisco `xml`, CDATA) */
+  stringParameter?: string;
+  /**
+   * Messages arrive without the ABRASF namespace (Fisco: its clients strip it after validating): the sandbox reads
+   * an unqualified message in `dataNamespace`, as the XSD validates it (a qualified one is accepted too).
+   */
+  unqualifiedMessages?: boolean;
+  /**
+   * The TLS client certificate's holder (ICP-Brasil CNPJ root, or CPF) must be the message's prestador (E157): how an
+   * unsigned provider on mutual TLS knows who asks (Fisco).
+   */
+  certificateHolder?: boolean;
   /** credentials the provider's homologation publishes (CNPJ → login) */
   knownCredentials?: Readonly<Record<string, { username: string; password: string }>>;
   /** NumeroNfseFinal is required in ConsultarNfsePorFaixa (Fiorilli) */

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { splitNamespaces } from '../../xml/split-namespaces.ts';
 import { validateXml } from '../../xml/xsd.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
+import { readIcpBrasilIdentity } from '../kit/client-certificate.ts';
 import { child, childElements, parseDom, textAt } from '../kit/xml-dom.ts';
 import type { MunicipalSandboxDependencies } from '../municipal.ts';
 import { brasiliaDateTime } from '../sefin/time.ts';
@@ -31,7 +32,8 @@ import { type Ambiente, AbrasfStore, type IssuedNfse } from './store.ts';
 /**
  * The generic ABRASF 2.0x sandbox, driven by a provider profile (profiles.ts): it accepts the provider's SOAP idiom
  * and the encodings real clients send, validates every message against the provider's XSD (E160), checks the
- * credentials (body username/password, or the TLS client certificate: E179 / E182), verifies the signatures the
+ * credentials (body or WS-Security username/password, a URL token, the TLS client certificate and, for unsigned
+ * providers on mutual TLS, its holder: E179 / E182 / E157), verifies the signatures the
  * provider requires with the kit's verifier (E174/E324 RPS, E172/E325 lote, E180/E172 cancellation; E171 when the
  * signer is not the prestador), and answers in the ABRASF shapes:
  * - GerarNfse / RecepcionarLoteRpsSincrono: the NFS-e (CompNfse: Numero, CodigoVerificacao, the signed declaration,
@@ -362,6 +364,26 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     return null;
   }
 
+  /** an unsigned provider on mutual TLS (Fisco): the certificate's holder is the message's (first) CpfCnpj */
+  function holderProblem(req: SandboxRequest, root: Element): Mensagem | null {
+    if (!profile.certificateHolder || !req.clientCertificate) return null;
+    const identity = readIcpBrasilIdentity(req.clientCertificate.raw);
+    const holder = identity.cnpj ?? identity.cpf ?? '';
+    const asker = cpfCnpjOf(root.getElementsByTagNameNS('*', 'CpfCnpj')[0]?.parentNode as Element | null);
+    return holder && rootOf(holder) === rootOf(asker)
+      ? null
+      : official('E157', `Certificado de ${holder || 'titular desconhecido'}; prestador ${asker}.`);
+  }
+
+  /** the URL's credential (Tributus `tokenAuth`): present, and the known one of the message's CNPJ */
+  function urlTokenProblem(req: SandboxRequest, root: Element): Mensagem | null {
+    if (!profile.urlToken) return null;
+    const token = req.query.get(profile.urlToken)?.trim();
+    if (!token) return official('E179', `Informe ${profile.urlToken}.`);
+    const known = profile.knownCredentials?.[digitsOf(root.getElementsByTagNameNS('*', 'Cnpj')[0]?.textContent)];
+    return known && known.password !== token ? official('E179', `${profile.urlToken} inválido.`) : null;
+  }
+
   const RESPONSE_ROOTS: Record<string, string> = {
     GerarNfse: 'GerarNfseResposta',
     RecepcionarLoteRps: 'EnviarLoteRpsResposta',
@@ -394,6 +416,9 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     const answerRoot = served ? (sync?.responseRoot ?? RESPONSE_ROOTS[call.operation]) : undefined;
     if (!answerRoot)
       return soapFault(500, 'Client', `Operação ${call.operation} não simulada pelo sandbox.`, call.soapVersion);
+    const action = String(req.headers.soapaction ?? '').replace(/^"|"$/g, '');
+    if (profile.soapActionPrefix && call.soapVersion === '1.1' && action !== profile.soapActionPrefix + call.operation)
+      return soapFault(500, 'Client', `ActionNotSupported: ${action || '(sem SOAPAction)'}`, call.soapVersion);
     const answer = (inner: string) => soapAnswer(profile, call, inner);
     const refuse = (mensagens: Mensagem[]) => answer(message(answerRoot, listaMensagens(mensagens)));
     if (profile.clientCertificate && !req.clientCertificate) return refuse([official('E182')]);
@@ -403,18 +428,28 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
       // split namespaces (GISS): the header is a message of its own schema (its namespace, versao, versaoDados)
       if (split && !validateXml(profile.schema, call.cabecalho).ok) return refuse([official('E183')]);
     }
-    const xml = call.message;
+    // an unqualified message (Fisco) is read in the ABRASF namespace, as its XSD validates it
+    const qualify = (message: string) =>
+      /^(?:<\?xml[^>]*\?>)?\s*<\w+(?=[\s>/])(?![^>]*\sxmlns=)/.test(message.trim())
+        ? message.trim().replace(/^((?:<\?xml[^>]*\?>)?\s*<\w+)/, `$1 xmlns="${profile.dataNamespace}"`)
+        : message;
+    const xml =
+      call.message && profile.unqualifiedMessages && profile.dataNamespace ? qualify(call.message) : call.message;
     if (!xml) return refuse([official('E160', 'Mensagem ausente.')]);
     const messageRoot = /^(?:<\?xml[^>]*\?>)?\s*<(?:\w+:)?(\w+)/.exec(xml.trim())?.[1];
     if (sync && messageRoot !== sync.requestRoot)
       return soapFault(500, 'Client', `Método não disponível: ${call.operation} espera ${sync.requestRoot}.`);
     // a provider with a layout per city: the XSD of the cabecalho's versaoDados
     const versaoDados = /<versaoDados>([^<]+)<\/versaoDados>/.exec(call.cabecalho ?? '')?.[1] ?? '';
-    const xsd = validateXml(profile.schemas?.[versaoDados] ?? profile.schema, xml);
+    const lowerIds = /<(InfDeclaracaoPrestacaoServico|LoteRps|InfPedidoCancelamento) id="/g;
+    if (profile.idAttribute === 'id' && /<(InfDeclaracaoPrestacaoServico|LoteRps|InfPedidoCancelamento) Id="/.test(xml))
+      return refuse([official('E160', 'Atributo Id inesperado: o identificador é o atributo id.')]);
+    const xsdView = profile.idAttribute === 'id' ? xml.replace(lowerIds, '<$1 Id="') : xml;
+    const xsd = validateXml(profile.schemas?.[versaoDados] ?? profile.schema, xsdView);
     if (!xsd.ok)
       return refuse([official('E160', xsd.errors[0]), ...xsd.errors.slice(1, 5).map((e) => official('E160', e))]);
     const root = parseDom(xml).documentElement!;
-    const credentials = credentialProblem(env, call, root);
+    const credentials = credentialProblem(env, call, root) ?? urlTokenProblem(req, root) ?? holderProblem(req, root);
     if (credentials) return refuse([credentials]);
     const refused = profile.refusedOperations?.[call.operation];
     if (refused) return refuse([refused]);
