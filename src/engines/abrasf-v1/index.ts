@@ -1,0 +1,21 @@
+import type { FamilyDefinition } from '../kit/family.ts';
+import { defineAbrasfV1Provider } from './define.ts';
+import { issFortalezaFamily } from './providers/issfortaleza.ts';
+import { ISSSALVADOR_CONFIG } from './providers/isssalvador.ts';
+import { METROPOLISWEB_CONFIG } from './providers/metropolisweb.ts';
+import { SPEEDGOV_CONFIG } from './providers/speedgov.ts';
+
+export type { AbrasfV1ProviderConfig } from './config.ts';
+export { defineAbrasfV1Provider } from './define.ts';
+
+/**
+ * The ABRASF 1.0x providers (family `abrasf-v1`), keyed by engine key `abrasf-v1:<provider in lower case>`: each a
+ * configuration of the one generic base (define.ts), or, for a GINFES clone (ISSFortaleza), the GINFES definition in
+ * the provider's SOAP idiom. One line per provider, in alphabetical order.
+ */
+export const ABRASF_V1_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
+  'abrasf-v1:issfortaleza': issFortalezaFamily,
+  'abrasf-v1:isssalvador': defineAbrasfV1Provider(ISSSALVADOR_CONFIG),
+  'abrasf-v1:metropolisweb': defineAbrasfV1Provider(METROPOLISWEB_CONFIG),
+  'abrasf-v1:speedgov': defineAbrasfV1Provider(SPEEDGOV_CONFIG),
+};
