@@ -94,6 +94,8 @@ export const PROVIDER_TRAITS: Record<string, ProviderTraits> = {
   ISSCampinas: cert('soap11'),
   Tiplan: cert('rest-json'),
   fintelISS: cert('soap11'),
+  // eGoverneISS.Provider.pas: no certificate, the access key (WSChaveAcesso) as ChaveAutenticacao in the message
+  eGoverneISS: { ...cert('soap11', false, false), credentials: ['accessToken'], auth: 'body-credentials' },
 };
 
 /** Traits of a provider absent from the table: the usual shape of its family. */
