@@ -3,9 +3,17 @@ import {
   elotechSandbox,
   tinusSandbox,
   elSandbox,
+  fiscoSandbox,
+  saatriSandbox,
+  tributusSandbox,
   fiorilliAbrasfSandbox,
+  gestaoissSandbox,
   gissSandbox,
+  isscamacariSandbox,
+  isscampinasSandbox,
+  issdsfSandbox,
   issnetSandbox,
+  tiplanAbrasfSandbox,
   futurizeSandbox,
   govdigitalSandbox,
   sh3Sandbox,
@@ -13,11 +21,23 @@ import {
   prodataSandbox,
   megasoftSandbox,
   webissSandbox,
+  desenvolveSandbox,
 } from './abrasf-v2/index.ts';
+import { issfortalezaSandbox } from './abrasf-v1/issfortaleza.ts';
+import { isssalvadorSandbox } from './abrasf-v1/isssalvador.ts';
+import { metropoliswebSandbox } from './abrasf-v1/metropolisweb.ts';
+import { speedgovSandbox } from './abrasf-v1/speedgov.ts';
 import { bethaSandbox } from './betha/service.ts';
 import { fiorilliSandbox } from './fiorilli/service.ts';
 import { ginfesSandbox } from './ginfes/service.ts';
+import { ipmAbrasfSandbox } from './abrasf-v2/ipm.ts';
+import { isslegalSandbox } from './abrasf-v2/isslegal.ts';
+import { neainformaticaSandbox } from './abrasf-v2/neainformatica.ts';
 import { ipmSandbox } from './ipm/service.ts';
+import { bauhausSandbox } from './own-layout/bauhaus.ts';
+import { elLegacySandbox } from './own-layout/el.ts';
+import { eGoverneIssSandbox } from './own-layout/egoverneiss.ts';
+import { equiplanoSandbox } from './own-layout/equiplano.ts';
 import type { SandboxService } from './kit/server.ts';
 import { abaseSandbox } from './raw-xml/abase.ts';
 import { modernizacaoPublicaSandbox } from './raw-xml/modernizacao-publica.ts';
@@ -68,8 +88,20 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   prodataSandbox,
   elSandbox,
   gissSandbox,
+  gestaoissSandbox,
+  isscamacariSandbox,
+  isscampinasSandbox,
+  issdsfSandbox,
+  ipmAbrasfSandbox,
+  isslegalSandbox,
+  tiplanAbrasfSandbox,
+  desenvolveSandbox,
+  neainformaticaSandbox,
   elotechSandbox,
   tinusSandbox,
+  fiscoSandbox,
+  saatriSandbox,
+  tributusSandbox,
   webissSandbox,
   tiplanSandbox,
   fiorilliSandbox,
@@ -85,8 +117,16 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   rlzSandbox,
   simplissSandbox,
   ginfesSandbox,
+  isssalvadorSandbox,
+  issfortalezaSandbox,
+  speedgovSandbox,
+  metropoliswebSandbox,
   saoPauloSandbox,
   ipmSandbox,
+  elLegacySandbox,
+  bauhausSandbox,
+  eGoverneIssSandbox,
+  equiplanoSandbox,
 ];
 
 /** The base path of a provider's sandbox for an environment (`/municipal/<slug>/producao|producaorestrita`). */

@@ -20,12 +20,20 @@ export const SCHEMA_FILES = {
   abrasf200MegaSoft: 'abrasf/nfse_v01-megasoft.xsd',
   abrasf202Futurize: 'abrasf/nfse_v202-futurize.xsd',
   abrasf201: 'abrasf/nfse_v201.xsd',
+  abrasf203: 'abrasf/nfse_v203.xsd',
   abrasf200: 'abrasf/nfse_v200.xsd',
+  abrasf204Ipm: 'abrasf/ipm/nfse_rt.xsd',
+  abrasf203Desenvolve: 'abrasf/nfse_v203-desenvolve.xsd',
   spEnvioRps: 'sao-paulo/v02/PedidoEnvioRPS_v02.xsd',
   spConsultaNfe: 'sao-paulo/v02/PedidoConsultaNFe_v02.xsd',
   spCancelamentoNfe: 'sao-paulo/v02/PedidoCancelamentoNFe_v02.xsd',
+  abrasf100Salvador: 'abrasf-v1/nfse-salvador.xsd',
+  abrasf100SpeedGov: 'abrasf-v1/speedgov/speedgov-envio-v1.xsd',
+  abrasf100SpeedGovRpsResposta: 'abrasf-v1/speedgov/consultar_nfse_rps_resposta_v1.xsd',
+  abrasf100MetropolisWeb: 'abrasf-v1/metropolisweb/nfse.xsd',
   ginfesV3: 'ginfes/ginfes-envio-v03.xsd',
   ginfesV3Resposta: 'ginfes/ginfes-resposta-v03.xsd',
+  elLegacy: 'el/el-nfse-legacy.xsd',
 } as const;
 
 export type SchemaName = keyof typeof SCHEMA_FILES;
