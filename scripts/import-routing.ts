@@ -27,7 +27,7 @@ import {
   MunicipalityRegistry,
   type Endpoints,
 } from '../src/engines/routing/municipality-registry.ts';
-import { authKindOf, FAMILY_DEFAULT_TRAITS, PROVIDER_TRAITS } from '../src/engines/routing/providers.ts';
+import { authKindOf, credentialsOf, FAMILY_DEFAULT_TRAITS, PROVIDER_TRAITS } from '../src/engines/routing/providers.ts';
 
 function argValue(name: string): string | undefined {
   const index = process.argv.indexOf(name);
@@ -237,10 +237,7 @@ for (const [code, section] of citySections.sort(([a], [b]) => a.localeCompare(b)
         transport: traits.transport,
         auth: authKindOf(traits),
         xmlSignature: traits.xmlSignature,
-        credentials: [
-          ...(traits.xmlSignature || traits.clientCertificate ? (['certificate'] as const) : []),
-          ...traits.credentials,
-        ],
+        credentials: credentialsOf(traits),
         traitsFrom: PROVIDER_TRAITS[providerName] ? 'provider' : 'family-default',
       };
     }

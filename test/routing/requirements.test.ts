@@ -41,6 +41,16 @@ describe('engine requirements of the project (spec 4.8)', () => {
     ]);
   });
 
+  it("asks E&L's legacy cities for the web-service password (not its ABRASF cities), Bauhaus for its key", () => {
+    const fields = { ...noFields, codigoMunicipio: '1', inscricaoMunicipal: '1' };
+    const legacy = unmetProjectRequirements(route('2932507'), { fields, credentials: new Set() });
+    expect(legacy.map((u) => u.field)).toEqual(['project.basicAuthSenha']);
+    expect(route('2932507')?.parameters?.credentials).toEqual(['municipalPassword']);
+    expect(route('1100205')?.parameters?.credentials).toEqual(['certificate']); // Porto Velho, EL ABRASF 2.04
+    const bauhaus = unmetProjectRequirements(route('1501709'), { fields, credentials: new Set() });
+    expect(bauhaus.map((u) => u.field)).toEqual(['project.cscToken']);
+  });
+
   it('asks nothing of an unrouted or national municipality beyond the certificate', () => {
     expect(unmetProjectRequirements(null, { fields: noFields, credentials: new Set() })).toEqual([]);
     const florianopolis = route('4205407');

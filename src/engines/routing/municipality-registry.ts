@@ -12,6 +12,7 @@ import {
   type RouteParameters,
   type Transport,
 } from './families.ts';
+import { authKindOf, credentialsOf, FAMILY_PROVIDER_TRAITS } from './providers.ts';
 
 /**
  * The municipality registry: every IBGE code → its routing (engine family, layout version, provider) and the
@@ -158,6 +159,7 @@ export class MunicipalityRegistry {
     const version = city.version ?? provider.version ?? '1.00';
     const links = { ...provider.links, ...city.links };
     const soap = { ...provider.soap, ...city.soap };
+    const familyTraits = FAMILY_PROVIDER_TRAITS[`${city.family}:${city.provider}`];
     const parameters: RouteParameters = {
       provider: city.provider,
       version,
@@ -165,10 +167,10 @@ export class MunicipalityRegistry {
       ...(Object.keys(links).length > 0 ? { links } : {}),
       options: city.ownOptionsOnly ? { ...city.options } : { ...provider.options, ...city.options },
       ...(Object.keys(soap).length > 0 ? { soap } : {}),
-      transport: provider.transport,
-      auth: provider.auth,
-      xmlSignature: provider.xmlSignature,
-      credentials: [...provider.credentials],
+      transport: familyTraits?.transport ?? provider.transport,
+      auth: familyTraits ? authKindOf(familyTraits) : provider.auth,
+      xmlSignature: familyTraits?.xmlSignature ?? provider.xmlSignature,
+      credentials: familyTraits ? credentialsOf(familyTraits) : [...provider.credentials],
       projectFields: [...new Set([...family.projectFields, ...(city.projectFields ?? [])])],
     };
     const capabilities: Capabilities = {

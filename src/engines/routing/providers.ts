@@ -96,7 +96,28 @@ export const PROVIDER_TRAITS: Record<string, ProviderTraits> = {
   fintelISS: cert('soap11'),
   // eGoverneISS.Provider.pas: no certificate, the access key (WSChaveAcesso) as ChaveAutenticacao in the message
   eGoverneISS: { ...cert('soap11', false, false), credentials: ['accessToken'], auth: 'body-credentials' },
+  // Bauhaus.Provider.pas: JSON over REST, `Authorization: <WSChaveAutoriz>`, no certificate
+  Bauhaus: { ...cert('rest-json', false, false), credentials: ['authorizationKey'], auth: 'header-token' },
+  // ISSLegal (Rede Municipal): unsigned ABRASF 2.03, the authorization key in the Authorization header over mTLS
+  ISSLegal: { ...cert('soap11', true, false), credentials: ['authorizationKey'], auth: 'header-token' },
 };
+
+/**
+ * Traits of a provider in one family when its other family differs on the wire (keyed `<family>:<provider>`),
+ * applied when the registry is read: E&L's legacy own layout (RpsServiceService) opens a session with the
+ * web-service password and signs nothing, while its ABRASF 2.04 cities keep the certificate (`EL` above).
+ */
+export const FAMILY_PROVIDER_TRAITS: Record<string, ProviderTraits> = {
+  'own-layout:EL': { ...cert('soap11', false, false), credentials: ['municipalPassword'], auth: 'body-credentials' },
+};
+
+/** The credentials a route needs as stored in the registry: the certificate where it signs or presents it. */
+export function credentialsOf(traits: ProviderTraits): Credential[] {
+  return [
+    ...(traits.xmlSignature || traits.clientCertificate ? (['certificate'] as const) : []),
+    ...traits.credentials,
+  ];
+}
 
 /** Traits of a provider absent from the table: the usual shape of its family. */
 export const FAMILY_DEFAULT_TRAITS: Record<FamilyId, ProviderTraits> = {
