@@ -9,6 +9,7 @@ import type { JobPayloads } from '../jobs/catalogue.ts';
 import type { JobContext } from '../jobs/queue.ts';
 import { newDocumentKey } from '../storage/types.ts';
 import type { DanfseTemplate, RenderDanfseResult } from './danfse/render.ts';
+import { pdfSourceOf } from './pdf-source.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
 
@@ -90,8 +91,11 @@ export async function runDocumentsJob(
 async function nextStep(ctx: AppContext, row: InvoiceRow): Promise<Step> {
   if (!row.xmlKey) return storeNfseXml(ctx, row);
   if (row.status === 'cancelled' && row.cancelXml && !row.cancelXmlKey) return storeCancelXml(ctx, row);
-  // the PDF is ours to store only where the engine renders it locally (spec 4.4: portal engines link or proxy it)
-  if (!hasCurrentPdf(row) && ctx.engines.get(row.engine).capabilities.pdf === 'local') return storePdf(ctx, row);
+  // the PDF is ours to store only where it is rendered here (spec 4.4: portal engines link or proxy it)
+  if (!hasCurrentPdf(row)) {
+    const project = await loadProjectRow(ctx.db, row.projectId);
+    if (pdfSourceOf(ctx.engines.get(row.engine), row, project ?? null).kind === 'local') return storePdf(ctx, row);
+  }
   return 'done';
 }
 

@@ -55,11 +55,16 @@ async function issueQueryCancel(p: OnboardedProject, body: Record<string, unknow
   const cancelled = await waitForStatus(p.apiKey, res.body.invoiceId, (s) => s === 'cancelled');
   expect(cancelled.status, JSON.stringify(cancelled)).toBe('cancelled');
   await t.service.sandbox?.flushExchanges();
+  return { invoiceId: res.body.invoiceId as string, numeroNfse: status.numeroNfse as string };
 }
 
 describe('issuing through ISSNet (Brasília) and DSF (Belém), as a user', () => {
   it('issues, queries and cancels a note in Brasília (ISSNet, CNAE, URI="" signatures)', async () => {
-    await issueQueryCancel(brasilia, { ...BRASILIA_SERVICE, referencia: 'issnet-1' });
+    const note = await issueQueryCancel(brasilia, { ...BRASILIA_SERVICE, referencia: 'issnet-1' });
+    // Brasília publishes no PDF nor consultation link: a DANFSe-like PDF rendered from the ABRASF NFS-e (spec 4.4)
+    const pdf = await t.request('GET', `/invoices/${note.invoiceId}/pdf`, { key: brasilia.apiKey });
+    expect(pdf.status, pdf.text).toBe(200);
+    expect(pdf.headers.get('content-type')).toContain('application/pdf');
     const exchanges = readFileSync(join(t.dataDir, 'sandbox', 'abrasf-v2-issnet', 'exchanges.jsonl'), 'utf8');
     expect(exchanges).toContain('GerarNfse');
     expect(exchanges).toContain('<CodigoCnae>6201501</CodigoCnae>');
@@ -78,7 +83,11 @@ describe('issuing through ISSNet (Brasília) and DSF (Belém), as a user', () =>
   });
 
   it('issues, queries and cancels a note in Belém (DSF, no namespace)', async () => {
-    await issueQueryCancel(belem, { referencia: 'dsf-1' });
+    const note = await issueQueryCancel(belem, { referencia: 'dsf-1' });
+    // Belém publishes a consultation page for production notes only: a homologation note is rendered here
+    const pdf = await t.request('GET', `/invoices/${note.invoiceId}/pdf`, { key: belem.apiKey });
+    expect(pdf.status, pdf.text).toBe(200);
+    expect(pdf.headers.get('content-type')).toContain('application/pdf');
     const exchanges = readFileSync(join(t.dataDir, 'sandbox', 'abrasf-v2-dsf', 'exchanges.jsonl'), 'utf8');
     expect(exchanges).toContain('GerarNfseEnvio');
     expect(exchanges).toContain('CancelarNfse');

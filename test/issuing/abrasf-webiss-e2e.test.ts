@@ -51,6 +51,13 @@ describe('issuing through WebISS (ABRASF 2.02) in Aracaju, as a user', () => {
     const cancelled = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) => s === 'cancelled');
     expect(cancelled.status, JSON.stringify(cancelled)).toBe('cancelled');
 
+    // WebISS publishes a consultation page per note (homologation here): GET /pdf redirects there (spec 4.4)
+    const pdf = await t.request('GET', `/invoices/${res.body.invoiceId}/pdf`, { key: p.apiKey });
+    expect(pdf.status, pdf.text).toBe(302);
+    expect(pdf.headers.get('location')).toBe(
+      `https://homologacao.webiss.com.br/externo/nfse/visualizar/${p.cnpj}/${encodeURIComponent(status.codigoVerificacao)}/${status.numeroNfse}`,
+    );
+
     await t.service.sandbox?.flushExchanges();
     const exchanges = readFileSync(join(t.dataDir, 'sandbox', 'abrasf-v2-webiss', 'exchanges.jsonl'), 'utf8');
     expect(exchanges).toContain('GerarNfse');

@@ -14,6 +14,9 @@ import {
 } from './families.ts';
 import { authKindOf, credentialsOf, FAMILY_PROVIDER_TRAITS } from './providers.ts';
 
+/** Families whose NFS-e is an ABRASF `InfNfse`, which the DANFSe renderer can print (documents/danfse/abrasf-model.ts). */
+const ABRASF_SHAPED: ReadonlySet<FamilyId> = new Set(['abrasf-v1', 'abrasf-v2', 'ginfes']);
+
 /**
  * The municipality registry: every IBGE code → its routing (engine family, layout version, provider) and the
  * merged per-city parameters, read from the generated `municipalities.json` (scripts/import-routing.ts).
@@ -175,8 +178,16 @@ export class MunicipalityRegistry {
     };
     const capabilities: Capabilities = {
       ...family.capabilities,
-      // a municipal note without a local renderer can still be linked at the provider's portal
-      pdf: family.capabilities.pdf === 'none' && links.production ? 'portal' : family.capabilities.pdf,
+      // a municipal note without a provider PDF is linked at the city's consultation page where one is published,
+      // and an ABRASF note is otherwise rendered here (documents/pdf-source.ts)
+      pdf:
+        family.capabilities.pdf !== 'none'
+          ? family.capabilities.pdf
+          : links.production
+            ? 'portal'
+            : ABRASF_SHAPED.has(family.id)
+              ? 'local'
+              : 'none',
       homologation: parameters.endpoints.homologation !== undefined || family.id === 'national',
     };
     return {

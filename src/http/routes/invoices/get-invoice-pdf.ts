@@ -2,6 +2,7 @@ import { Type } from 'typebox';
 import { findProjectInvoice, storageBaseUrlOf } from '../../../db/repositories/invoices.ts';
 import { loadProjectRow } from '../../../db/repositories/project-profile.ts';
 import { hasCurrentPdf, renderInvoicePdf } from '../../../documents/invoice-documents.ts';
+import { pdfSourceOf } from '../../../documents/pdf-source.ts';
 import { describeFailure } from '../../../engines/types.ts';
 import { documentUrl } from '../../../invoices/views.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
@@ -22,7 +23,9 @@ export const getInvoicePdfRoute: RouteModule = (app, ctx) => {
           'Otherwise the national environment PDF is rendered on the fly from the stored NFS-e XML (DANFSe v2.0) ' +
           'and returned as 200 application/pdf; a cancelled invoice carries the CANCELADA watermark. ' +
           "Municipal engines that download their provider's PDF (IPM) answer it as 200 application/pdf too; " +
-          'São Paulo redirects (302) to its portal. ' +
+          'São Paulo redirects (302) to its portal; an ABRASF or own-layout note redirects (302) to the consultation ' +
+          'page its municipality publishes, and where none is published it is rendered here as a DANFSe-like PDF ' +
+          'from the municipal NFS-e XML. ' +
           'Errors: 404 unknown invoice (or of another project); 409 INVOICE_NOT_ISSUED while queued, processing or in ' +
           'error; 422 PDF_UNAVAILABLE when the PDF cannot be produced for lack of data; 501 PDF_NOT_SUPPORTED and ' +
           '502 PORTAL_ERROR are reserved for municipal engines without PDF download or with a failing portal.',
@@ -45,9 +48,11 @@ export const getInvoicePdfRoute: RouteModule = (app, ctx) => {
         throw new ApiError('INVOICE_NOT_ISSUED', `The invoice is ${row.status}; its PDF exists once it is issued`);
       }
       const engine = ctx.engines.get(row.engine);
-      if (engine.capabilities.pdf === 'none') throw new ApiError('PDF_NOT_SUPPORTED');
-      if (engine.capabilities.pdf === 'portal') {
-        const project = await loadProjectRow(ctx.db, row.projectId);
+      const project = await loadProjectRow(ctx.db, row.projectId);
+      const source = pdfSourceOf(engine, row, project ?? null);
+      if (source.kind === 'none') throw new ApiError('PDF_NOT_SUPPORTED');
+      if (source.kind === 'portal') return reply.redirect(source.url, 302);
+      if (source.kind === 'engine') {
         if (engine.fetchPdf) {
           // spec 4.4: a municipal engine that can download its provider's PDF answers it inline (never a 500)
           const fetched = await engine.fetchPdf(
