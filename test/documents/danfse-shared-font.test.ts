@@ -63,7 +63,7 @@ describe('shared DANFSe font', () => {
     const doc = new PDFDocument({ font: path, autoFirstPage: false });
     const reference = (doc as unknown as { _font: PdfkitFont })._font;
     const program = new SharedFontProgram(reference.font);
-    const shared = new SharedFont(doc as never, program, 'T1');
+    const shared = new SharedFont(program);
     for (const text of SAMPLES) {
       expect(program.covers(text)).toBe(true);
       const [refGlyphs, refPos] = reference.encode(text);

@@ -1,7 +1,5 @@
 import { fileURLToPath } from 'node:url';
-import { deflateSync } from 'node:zlib';
 import PDFDocument from 'pdfkit';
-import QRCode from 'qrcode';
 import {
   asCancelled,
   buildDanfseModel,
@@ -10,7 +8,10 @@ import {
   describeCancellation,
   EMPTY_TEXTS,
 } from './model.ts';
-import { type FontkitFont, SharedFont, SharedFontProgram, UnsharedGlyphError } from './shared-font.ts';
+import { type DanfseCanvas, FastCanvas, type PreparedLogo, prepareLogo } from './pdf-canvas.ts';
+import { decodableImage } from './pdf-objects.ts';
+import { qrModules } from './qr.ts';
+import { type FontkitFont, SharedFontProgram, UnsharedGlyphError } from './shared-font.ts';
 
 export type DanfseTemplate = 'padrao' | 'retrato_logo' | 'paisagem_logo';
 
@@ -44,7 +45,7 @@ let parsedFonts: { regular: FontSource; bold: FontSource } | null = null;
  */
 function fonts(): { regular: FontSource; bold: FontSource } {
   if (parsedFonts) return parsedFonts;
-  const fontOf = (doc: Doc): unknown => (doc as unknown as { _font?: { font?: unknown } })._font?.font;
+  const fontOf = (doc: PDFKit.PDFDocument): unknown => (doc as unknown as { _font?: { font?: unknown } })._font?.font;
   const seed = new PDFDocument({ font: FONT_REGULAR, autoFirstPage: false });
   const regular = fontOf(seed);
   seed.font(FONT_BOLD);
@@ -111,7 +112,11 @@ const SHADE = '#f2f2f2';
 const RED = '#d0021b';
 const WATERMARK_GREY = '#a6a6a6';
 
-type Doc = PDFKit.PDFDocument;
+type Doc = DanfseCanvas;
+/** The box the logo is fitted into, at the left of the header. */
+const LOGO_FIT: [number, number] = [130, 42];
+/** pdfkit's A4, in points. */
+const A4: [number, number] = [595.28, 841.89];
 
 interface Field {
   label: string;
@@ -159,6 +164,17 @@ export async function renderDanfse(input: RenderDanfseInput): Promise<RenderDanf
   return { ok: true, pdf: await renderPdf(input, model, cancelled, null) };
 }
 
+/**
+ * The same page drawn by pdfkit with a per-document font subset: what `renderDanfse` falls back to for text outside
+ * WinAnsi. The image test and the benchmark use it as the reference for the fast writer's output.
+ */
+export async function renderDanfseWithPdfkit(input: RenderDanfseInput): Promise<RenderDanfseResult> {
+  const built = buildDanfseModel(input.nfseXml);
+  if (!built.ok) return built;
+  const model = input.cancelled ? asCancelled(built.model) : built.model;
+  return { ok: true, pdf: await renderPdf(input, model, input.cancelled ?? null, null) };
+}
+
 async function renderPdf(
   input: RenderDanfseInput,
   model: DanfseModel,
@@ -168,48 +184,39 @@ async function renderPdf(
   const template = input.template ?? 'padrao';
   const landscape = template === 'paisagem_logo';
   const logo = template === 'padrao' ? null : usableLogo(input.logo);
+  const info = {
+    Title: `DANFSe - NFS-e ${model.numero}`,
+    Subject: `Documento Auxiliar da NFS-e, chave de acesso ${model.chaveAcesso}`,
+    Author: model.prestador.nome,
+    Creator: 'nfse-service',
+    Producer: 'PDFKit',
+    CreationDate: model.processadaEm,
+  };
+  const [pageW, pageH] = landscape ? [A4[1], A4[0]] : A4;
+  const layout: Layout = { landscape, pageW, pageH, x: MARGIN, w: pageW - 2 * MARGIN, cols: landscape ? 8 : 4 };
 
+  if (shared) {
+    // The fast path: the page written by our own small PDF writer, fonts and logo serialised once per process.
+    const logos = new Map<Buffer, PreparedLogo | null>();
+    if (logo) logos.set(logo, await prepareLogo(logo, LOGO_FIT));
+    const canvas = new FastCanvas(pageW, pageH, shared, { regular: REGULAR, bold: BOLD }, logos);
+    drawPage(canvas, layout, model, logo, cancelled);
+    return canvas.end(info);
+  }
+
+  // Text outside WinAnsi (rare): pdfkit shapes and subsets DejaVu for this document, as it always did.
   const { regular, bold } = fonts();
+  const pdfkitLogo = logo && decodableImage(logo) ? logo : null;
   const doc = new PDFDocument({
     size: 'A4',
     layout: landscape ? 'landscape' : 'portrait',
     margin: 0,
-    // With the shared fonts, no default font: pdfkit would otherwise parse Helvetica's metrics for every document.
-    font: shared ? '' : (regular as string),
+    font: regular as string,
     compress: true,
-    info: {
-      Title: `DANFSe - NFS-e ${model.numero}`,
-      Subject: `Documento Auxiliar da NFS-e, chave de acesso ${model.chaveAcesso}`,
-      Author: model.prestador.nome,
-      Creator: 'nfse-service',
-      Producer: 'PDFKit',
-      CreationDate: model.processadaEm,
-    },
+    info,
   });
-  if (shared) {
-    // pdfkit looks fonts up by name in `_fontFamilies` before opening anything: ours are found there.
-    const families = (doc as unknown as { _fontFamilies: Record<string, unknown> })._fontFamilies;
-    families[REGULAR] = new SharedFont(doc as never, shared.regular, 'DJ1');
-    families[BOLD] = new SharedFont(doc as never, shared.bold, 'DJ2');
-    doc.font(REGULAR);
-  } else {
-    // Text outside WinAnsi (rare): pdfkit shapes and subsets DejaVu for this document, as it always did.
-    doc.registerFont(REGULAR, regular as string);
-    doc.registerFont(BOLD, bold as string);
-  }
-
-  if (shared) bufferPageContent(doc);
-
-  const pageW = doc.page.width;
-  const pageH = doc.page.height;
-  const layout: Layout = {
-    landscape,
-    pageW,
-    pageH,
-    x: MARGIN,
-    w: pageW - 2 * MARGIN,
-    cols: landscape ? 8 : 4,
-  };
+  doc.registerFont(REGULAR, regular as string);
+  doc.registerFont(BOLD, bold as string);
 
   const chunks: Buffer[] = [];
   doc.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -218,42 +225,9 @@ async function renderPdf(
     doc.on('error', reject);
   });
 
-  drawPage(doc, layout, model, logo, cancelled);
+  drawPage(doc as unknown as DanfseCanvas, layout, model, pdfkitLogo, cancelled);
   doc.end();
   return finished;
-}
-
-/** pdfkit's stream object (PDFReference) as far as `bufferPageContent` touches it. */
-interface ContentRef {
-  data: { Filter?: string; Length?: number };
-  compress: boolean;
-  buffer: Uint8Array[];
-  write(chunk: string | Uint8Array): void;
-  end(chunk?: string | Uint8Array): void;
-  finalize(): void;
-}
-
-/**
- * pdfkit turns every drawing operator into its own byte array as it is written, and deflates the page at zlib's
- * default level. The page's content stream here keeps the operators as strings, joins them once at the end and
- * deflates them at level 1: the same PDF operators, a third of the work (the stream is a few kilobytes).
- */
-function bufferPageContent(doc: Doc): void {
-  const content = (doc.page as unknown as { content: ContentRef }).content;
-  // What the page wrote on creation (its coordinate transform), each chunk already ending in a newline.
-  const written = Buffer.concat(content.buffer).toString('latin1');
-  const parts: string[] = [];
-  content.write = (chunk) => {
-    parts.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('latin1'));
-  };
-  content.end = (chunk) => {
-    if (chunk !== undefined) content.write(chunk);
-    const raw = Buffer.from(`${written}${parts.join('\n')}\n`, 'latin1');
-    content.compress = false;
-    content.data.Filter = 'FlateDecode';
-    content.buffer = [deflateSync(raw, { level: 1 })];
-    content.finalize();
-  };
 }
 
 function usableLogo(logo: RenderDanfseInput['logo']): Buffer | null {
@@ -409,13 +383,21 @@ function labelFont(doc: Doc) {
 
 /** A field label: shrunk a little when it does not fit, truncated only as a last resort. */
 function labelLine(doc: Doc, label: string, x: number, y: number, width: number) {
-  labelFont(doc);
-  let size = LABEL_SIZE;
-  while (size > 4.5 && doc.widthOfString(label) > width) {
-    size -= 0.25;
-    doc.fontSize(size);
-  }
-  textLine(doc, label, x, y + (LABEL_SIZE - size) * 0.8, width);
+  fixed(doc, `L|${label}|${x}|${y}|${width}`, () => {
+    labelFont(doc);
+    let size = LABEL_SIZE;
+    while (size > 4.5 && doc.widthOfString(label) > width) {
+      size -= 0.25;
+      doc.fontSize(size);
+    }
+    textLine(doc, label, x, y + (LABEL_SIZE - size) * 0.8, width);
+  });
+}
+
+/** A fixed part of the page: drawn once per position by the fast writer, then replayed (see `memo`). */
+function fixed(doc: Doc, key: string, draw: () => void): void {
+  if (doc.memo) doc.memo(key, draw);
+  else draw();
 }
 
 function valueFont(doc: Doc, bold = false) {
@@ -435,10 +417,12 @@ function hline(doc: Doc, l: Layout, y: number, width = LINE_THIN) {
 }
 
 function titleBar(doc: Doc, l: Layout, y: number, title: string) {
-  doc.rect(l.x, y, l.w, TITLE_H).fill(SHADE);
-  hline(doc, l, y);
-  doc.font(BOLD).fontSize(TITLE_SIZE).fillColor('black');
-  textLine(doc, title, l.x + PAD, y + 2.2, l.w - 2 * PAD);
+  fixed(doc, `T|${title}|${l.x}|${l.w}|${y}`, () => {
+    doc.rect(l.x, y, l.w, TITLE_H).fill(SHADE);
+    hline(doc, l, y);
+    doc.font(BOLD).fontSize(TITLE_SIZE).fillColor('black');
+    textLine(doc, title, l.x + PAD, y + 2.2, l.w - 2 * PAD);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------------------
@@ -525,11 +509,13 @@ function noteBlock(l: Layout, sentence: string, title?: string): Block {
   return {
     height,
     draw(doc, y) {
-      doc.rect(l.x, y, l.w, height).fill(SHADE);
-      hline(doc, l, y);
-      doc.font(BOLD).fontSize(TITLE_SIZE).fillColor('black');
       const text = title ? `${title}: ${sentence}` : sentence;
-      textLine(doc, text, l.x + PAD, y + 3.2, l.w - 2 * PAD);
+      fixed(doc, `N|${text}|${l.x}|${l.w}|${y}`, () => {
+        doc.rect(l.x, y, l.w, height).fill(SHADE);
+        hline(doc, l, y);
+        doc.font(BOLD).fontSize(TITLE_SIZE).fillColor('black');
+        textLine(doc, text, l.x + PAD, y + 3.2, l.w - 2 * PAD);
+      });
     },
   };
 }
@@ -542,12 +528,11 @@ function headerBlock(l: Layout, m: DanfseModel, logo: Buffer | null, cancelled: 
   return {
     height,
     draw(doc, y) {
-      const logoW = 130;
-      const logoH = height - 10;
+      const logoW = LOGO_FIT[0];
       let logoDrawn = false;
       if (logo) {
         try {
-          doc.image(logo, l.x + PAD, y + 5, { fit: [logoW, logoH], align: 'center', valign: 'center' });
+          doc.image(logo, l.x + PAD, y + 5, { fit: LOGO_FIT, align: 'center', valign: 'center' });
           logoDrawn = true;
         } catch {
           logoDrawn = false; // Corrupt image: keep the layout without it.
@@ -645,10 +630,13 @@ function identificationBlock(doc: Doc, l: Layout, m: DanfseModel): Block {
 
 /** The QR code as vector squares, one rectangle per horizontal run of dark modules. */
 function drawQr(doc: Doc, content: string, x: number, y: number, size: number) {
-  const qr = QRCode.create(content, { errorCorrectionLevel: 'M' });
-  const n = qr.modules.size;
-  const data = qr.modules.data;
+  const { size: n, data } = qrModules(content);
   const cell = size / n;
+  // Drawn in module units (small integers: short operators, cheap to format), scaled onto the page; each run is
+  // 0.12 pt taller than a module, a hair of overlap that avoids anti-aliasing seams between rows.
+  const height = 1 + 0.12 / cell;
+  doc.save();
+  doc.transform(cell, 0, 0, cell, x, y);
   for (let r = 0; r < n; r++) {
     let c = 0;
     while (c < n) {
@@ -658,11 +646,11 @@ function drawQr(doc: Doc, content: string, x: number, y: number, size: number) {
       }
       const start = c;
       while (c < n && data[r * n + c]) c++;
-      // A hair of overlap avoids anti-aliasing seams between rows.
-      doc.rect(x + start * cell, y + r * cell, (c - start) * cell, cell + 0.12);
+      doc.rect(start, r, c - start, height);
     }
   }
   doc.fill('black');
+  doc.restore();
 }
 
 function partyBlock(doc: Doc, l: Layout, title: string, p: DanfseParty, isProvider: boolean, withIm = true): Block {

@@ -15,8 +15,9 @@ import { deflateSync } from 'node:zlib';
  * rendered with pdfkit's per-document subset instead (`covers`), and so is one where fontkit would ever produce a
  * glyph the shared subset lacks (`UnsharedGlyphError`).
  *
- * The object handed to pdfkit implements the members pdfkit's text code uses (`encode`, `widthOfString`,
- * `lineHeight`, `ascender`…, `ref`, `finalize`), the same duck-typed contract as pdfkit's own font classes.
+ * `SharedFont` implements the members pdfkit's text code uses (`encode`, `widthOfString`, `lineHeight`,
+ * `ascender`…), the duck-typed contract of pdfkit's own font classes: pdf-canvas.ts runs pdfkit's line wrapper on
+ * it and writes the font objects (`fontFile`, `toUnicode`, `widths`, `metrics`) once per process.
  */
 
 /** The parts of a fontkit font object used here (pdfkit hands us fontkit fonts; fontkit has no typings). */
@@ -100,8 +101,6 @@ export class SharedFontProgram {
   readonly fontFile: Buffer;
   readonly toUnicode: Buffer;
   readonly widths: number[];
-  /** The widths as a serialised PDF array, made on first use (see `rawPdf`). */
-  widthsPdf: object | null = null;
 
   /** Font-wide values, read once: fontkit decodes its tables again on every access of some of them. */
   readonly metrics: {
@@ -266,41 +265,7 @@ end
 end`;
 }
 
-// pdfkit's document and reference objects, as far as used here.
-interface PdfRef {
-  data: Record<string, unknown>;
-  end(chunk?: Buffer | string): void;
-}
-interface PdfDoc {
-  ref(data?: Record<string, unknown>): PdfRef;
-}
-
-/** pdfkit's number format in PDF objects (at most 6 decimals, no exponent). */
-function pdfNumber(n: number): string {
-  return String(Math.round(n * 1e6) / 1e6);
-}
-
-/**
- * A PDF object already serialised (the widths array: 200+ numbers pdfkit would format again in every document).
- * pdfkit writes any PDFAbstractReference by its `toString()`; that class is not exported, so it is taken from the
- * document's own references.
- */
-function rawPdf(document: PdfDoc, program: SharedFontProgram, key: 'widthsPdf', make: () => string): object {
-  const cached = program[key];
-  if (cached) return cached;
-  const pageRef = (document as unknown as { page: { content: object } }).page.content;
-  const abstract = Object.getPrototypeOf(Object.getPrototypeOf(pageRef)).constructor as new () => object;
-  const text = make();
-  const raw = new (class extends abstract {
-    override toString() {
-      return text;
-    }
-  })();
-  program[key] = raw;
-  return raw;
-}
-
-/** The per-document face of a shared program: what pdfkit's text code calls on `doc._font`. */
+/** The text face of a shared program: what pdfkit's text code calls on `doc._font`. */
 export class SharedFont {
   readonly name: string;
   readonly ascender: number;
@@ -308,14 +273,8 @@ export class SharedFont {
   readonly lineGap: number;
   readonly xHeight: number;
   readonly capHeight: number;
-  private dictionary: PdfRef | null = null;
-  private embedded = false;
 
-  constructor(
-    private readonly document: PdfDoc,
-    private readonly program: SharedFontProgram,
-    readonly id: string,
-  ) {
+  constructor(private readonly program: SharedFontProgram) {
     const m = program.metrics;
     this.name = m.postscriptName;
     this.ascender = m.ascender;
@@ -374,69 +333,5 @@ export class SharedFont {
   lineHeight(size: number, includeGap = false): number {
     const gap = includeGap ? this.lineGap : 0;
     return ((this.ascender + gap - this.descender) / 1000) * size;
-  }
-
-  ref(): PdfRef {
-    this.dictionary ??= this.document.ref();
-    return this.dictionary;
-  }
-
-  finalize(): void {
-    if (this.embedded || this.dictionary == null) return;
-    this.embed(this.dictionary);
-    this.embedded = true;
-  }
-
-  /** The same objects pdfkit writes for an embedded TrueType font, from the prepared, compressed streams. */
-  private embed(dictionary: PdfRef): void {
-    const p = this.program;
-    const m = p.metrics;
-    const fontFile = this.document.ref({ Filter: 'FlateDecode' });
-    fontFile.end(p.fontFile);
-    const tag = [1, 2, 3, 4, 5, 6].map((i) => String.fromCharCode((this.id.charCodeAt(i) || 73) + 17)).join('');
-    const name = `${tag}+${m.postscriptName.replaceAll(' ', '_')}`;
-    const descriptor = this.document.ref({
-      Type: 'FontDescriptor',
-      FontName: name,
-      Flags: m.flags,
-      FontBBox: m.bbox,
-      ItalicAngle: m.italicAngle,
-      Ascent: m.ascender,
-      Descent: m.descender,
-      CapHeight: m.capHeight || m.ascender,
-      XHeight: m.xHeight || 0,
-      StemV: 0,
-      FontFile2: fontFile,
-    });
-    descriptor.end();
-    const descendant = this.document.ref({
-      Type: 'Font',
-      Subtype: 'CIDFontType2',
-      BaseFont: name,
-      CIDSystemInfo: { Registry: new String('Adobe'), Ordering: new String('Identity'), Supplement: 0 },
-      FontDescriptor: descriptor,
-      W: [
-        0,
-        rawPdf(
-          this.document,
-          p,
-          'widthsPdf',
-          () => `[${Array.from(p.widths, (w) => (w == null ? 'null' : pdfNumber(w))).join(' ')}]`,
-        ),
-      ],
-      CIDToGIDMap: 'Identity',
-    });
-    descendant.end();
-    const toUnicode = this.document.ref({ Filter: 'FlateDecode' });
-    toUnicode.end(p.toUnicode);
-    dictionary.data = {
-      Type: 'Font',
-      Subtype: 'Type0',
-      BaseFont: name,
-      Encoding: 'Identity-H',
-      DescendantFonts: [descendant],
-      ToUnicode: toUnicode,
-    };
-    dictionary.end();
   }
 }
