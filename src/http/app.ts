@@ -11,6 +11,7 @@ import { ApiError, type ErrorCode, type FieldError, problemBody } from './errors
 import { type AjvError, fieldErrors } from './field-errors.ts';
 import { assertStorableText } from './input-text.ts';
 import type { App } from './route.ts';
+import { openapiWebhooks } from './openapi-webhooks.ts';
 import { registerRoutes } from './routes/index.ts';
 import { Problem } from './schemas.ts';
 
@@ -153,6 +154,7 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
         },
       },
       security: [{ apiKey: [] }],
+      webhooks: openapiWebhooks,
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
