@@ -89,7 +89,17 @@ export interface AbrasfV1ProviderConfig {
     reformInServico?: boolean;
     /** Aliquota written even when no ISS is due (0.0000), as ACBr does for some providers (NrOcorrAliquota = 1) */
     aliquotaAlways?: boolean;
+    /** CodigoCnae and CodigoTributacaoMunicipio left out: not in the provider's tcDadosServico (Publica) */
+    noServicoCodes?: boolean;
+    /** the NFS-e number zero-padded to this many digits where the provider's tsNumeroNfse is a fixed pattern */
+    nfseNumberDigits?: number;
   };
+  /** the `versao` attribute of LoteRps, where the provider's schema requires it (Publica: `1.00`) */
+  loteVersao?: string;
+  /** ConsultarNfse by a range of numbers, ConsultarNfseFaixaEnvio{Prestador, Faixa{NumeroNfseInicial, …Final}} */
+  nfseQuery?: 'faixa';
+  /** the cancellation carries MotivoCancelamento (the reason given; ACBr CancPreencherMotivo) */
+  cancelMotivo?: boolean;
   /** the provider's own layout rules, added to the generic ones */
   check?(project: ProjectFiscalProfile, invoice: NormalizedInvoice): { field: string; message: string }[];
   auth: AuthKind;

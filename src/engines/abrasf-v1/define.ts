@@ -223,6 +223,7 @@ export function defineAbrasfV1Provider(config: AbrasfV1ProviderConfig): FamilyDe
                     inscricaoMunicipal: issued.inscricaoMunicipal ?? null,
                     codigoMunicipio: issued.codigoMunicipio ?? '',
                     code: cancellationCode(reason),
+                    motivo: reason,
                   }),
                 signedElement: config.signature.cancel ? 'InfPedidoCancelamento' : null,
                 schema: config.schema,
@@ -253,7 +254,16 @@ export function defineAbrasfV1Provider(config: AbrasfV1ProviderConfig): FamilyDe
                 call(
                   context,
                   'consultarNfse',
-                  query(context, buildQueryByNumber(config, context.certificate.cnpj ?? '', null, issued.numero ?? '')),
+                  query(
+                    context,
+                    buildQueryByNumber(
+                      config,
+                      context.certificate.cnpj ?? '',
+                      // the Faixa query's Prestador requires the inscrição (Publica); the others go without it
+                      config.nfseQuery === 'faixa' ? (issued.inscricaoMunicipal ?? null) : null,
+                      issued.numero ?? '',
+                    ),
+                  ),
                 ),
               parse(answer): Outcome<CancellationRecord | null> {
                 const read = readAbrasfAnswer(answer, roots('consultarNfse'));

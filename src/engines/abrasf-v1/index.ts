@@ -1,8 +1,12 @@
 import type { FamilyDefinition } from '../kit/family.ts';
 import { defineAbrasfV1Provider } from './define.ts';
+import { cigaFamily } from './providers/ciga.ts';
+import { horusFamily } from './providers/horus.ts';
 import { issFortalezaFamily } from './providers/issfortaleza.ts';
+import { issIntelFamily } from './providers/issintel.ts';
 import { ISSSALVADOR_CONFIG } from './providers/isssalvador.ts';
 import { METROPOLISWEB_CONFIG } from './providers/metropolisweb.ts';
+import { PUBLICA_CONFIG } from './providers/publica.ts';
 import { SPEEDGOV_CONFIG } from './providers/speedgov.ts';
 
 export type { AbrasfV1ProviderConfig } from './config.ts';
@@ -14,8 +18,12 @@ export { defineAbrasfV1Provider } from './define.ts';
  * the provider's SOAP idiom. One line per provider, in alphabetical order.
  */
 export const ABRASF_V1_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
+  'abrasf-v1:ciga': cigaFamily,
+  'abrasf-v1:horus': horusFamily,
   'abrasf-v1:issfortaleza': issFortalezaFamily,
+  'abrasf-v1:issintel': issIntelFamily,
   'abrasf-v1:isssalvador': defineAbrasfV1Provider(ISSSALVADOR_CONFIG),
   'abrasf-v1:metropolisweb': defineAbrasfV1Provider(METROPOLISWEB_CONFIG),
+  'abrasf-v1:publica': defineAbrasfV1Provider(PUBLICA_CONFIG),
   'abrasf-v1:speedgov': defineAbrasfV1Provider(SPEEDGOV_CONFIG),
 };

@@ -125,8 +125,10 @@ export function buildRps(config: AbrasfV1ProviderConfig, input: PrepareInput): {
     el('Status', '1') +
     `<Servico><Valores>${valores(config, invoice)}</Valores>` +
     el('ItemListaServico', itemListaServico(s.subitem, config.formats.itemListaServico)) +
-    el('CodigoCnae', cnaeOf(project, invoice)) +
-    el('CodigoTributacaoMunicipio', cut(s.codigoTributacaoMunicipal, 20)) +
+    (config.formats.noServicoCodes
+      ? ''
+      : el('CodigoCnae', cnaeOf(project, invoice)) +
+        el('CodigoTributacaoMunicipio', cut(s.codigoTributacaoMunicipal, 20))) +
     el('Discriminacao', s.descricao.replace(/\r?\n/g, config.formats.lineBreak).slice(0, 2000)) +
     el('CodigoMunicipio', local.kind === 'municipio' ? local.codigoMunicipio : project.codigoMunicipio) +
     reform +
@@ -194,10 +196,11 @@ export function buildLote(config: AbrasfV1ProviderConfig, rpsXml: string): strin
   const facts = rpsFacts(rpsXml);
   const f = frame(config, 'EnviarLoteRpsEnvio');
   const id = escapeXmlAttr(config.ids.lote(facts.numero));
+  const versao = config.loteVersao ? ` versao="${escapeXmlAttr(config.loteVersao)}"` : '';
   return (
     f.open() +
     wrap(
-      `${f.local('LoteRps')} ${config.idAttribute}="${id}"`,
+      `${f.local('LoteRps')} ${config.idAttribute}="${id}"${versao}`,
       f.t('NumeroLote', facts.numero) +
         f.t('Cnpj', facts.cnpj) +
         f.t('InscricaoMunicipal', facts.inscricaoMunicipal) +
@@ -226,8 +229,18 @@ export function buildQueryByRps(config: AbrasfV1ProviderConfig, facts: RpsFacts)
   return `${f.open()}${wrap(f.local('IdentificacaoRps'), ident)}${prestadorOf(f, facts)}${f.close}`;
 }
 
+/** A note's number as the provider writes it (zero-padded where `formats.nfseNumberDigits` says so). */
+const nfseNumber = (config: AbrasfV1ProviderConfig, numero: string) =>
+  config.formats.nfseNumberDigits ? numero.padStart(config.formats.nfseNumberDigits, '0') : numero;
+
 /** ConsultarNfseEnvio by the note's number (the cancellation query). */
 export function buildQueryByNumber(config: AbrasfV1ProviderConfig, cnpj: string, im: string | null, numero: string) {
+  if (config.nfseQuery === 'faixa') {
+    const padded = nfseNumber(config, numero);
+    const faixa = el('NumeroNfseInicial', padded) + el('NumeroNfseFinal', padded);
+    const prestador = `<Prestador>${el('Cnpj', digits(cnpj))}${el('InscricaoMunicipal', im)}</Prestador>`;
+    return `<ConsultarNfseFaixaEnvio${ns(config)}>${prestador}<Faixa>${faixa}</Faixa></ConsultarNfseFaixaEnvio>`;
+  }
   const f = frame(config, 'ConsultarNfseEnvio');
   const prestador = prestadorOf(f, { cnpj: digits(cnpj), inscricaoMunicipal: im });
   return `${f.open()}${prestador}${wrap(f.local('NumeroNfse'), escapeXmlText(numero))}${f.close}`;
@@ -247,18 +260,28 @@ export function cancellationCode(reason: string | null): string {
 /** CancelarNfseEnvio{Pedido{InfPedidoCancelamento@Id{IdentificacaoNfse, CodigoCancelamento}}}, unsigned. */
 export function buildCancelamento(
   config: AbrasfV1ProviderConfig,
-  note: { numero: string; cnpj: string; inscricaoMunicipal: string | null; codigoMunicipio: string; code: string },
+  note: {
+    numero: string;
+    cnpj: string;
+    inscricaoMunicipal: string | null;
+    codigoMunicipio: string;
+    code: string;
+    /** MotivoCancelamento, for providers that take it (`cancelMotivo`) */
+    motivo?: string | null;
+  },
 ): { id: string; xml: string } {
   const f = frame(config, 'CancelarNfseEnvio');
   const id = `CANC${digits(note.cnpj)}N${note.numero}`;
   const identificacao =
-    f.t('Numero', note.numero) +
+    f.t('Numero', nfseNumber(config, note.numero)) +
     f.t('Cnpj', digits(note.cnpj)) +
     f.t('InscricaoMunicipal', note.inscricaoMunicipal) +
     f.t('CodigoMunicipio', note.codigoMunicipio);
   const inf = wrap(
     `${f.tName('InfPedidoCancelamento')} ${config.idAttribute}="${id}"`,
-    wrap(f.tName('IdentificacaoNfse'), identificacao) + f.t('CodigoCancelamento', note.code),
+    wrap(f.tName('IdentificacaoNfse'), identificacao) +
+      f.t('CodigoCancelamento', note.code) +
+      (config.cancelMotivo ? f.t('MotivoCancelamento', cut(note.motivo, 255)) : ''),
   );
   return { id, xml: `${f.open()}${wrap(f.local('Pedido'), inf)}${f.close}` };
 }

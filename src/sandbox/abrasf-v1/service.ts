@@ -62,10 +62,20 @@ export interface AbrasfV1SandboxProfile {
   operations: Record<string, { operation: V1Operation; soapAction: string; parameter: string }>;
   /** the published schema of an answer, if any (Salvador's nfse.xsd holds them all): checked before it leaves */
   answerSchema?: (answerRoot: string) => SchemaName | null;
-  /** the NFS-e the sandbox issues: the Id attribute's name of InfNfse, Competencia as dateTime (1.00) or date */
+  /** request roots that differ from the official ones (Publica's ConsultarNfseFaixaEnvio) */
+  requestRoots?: Partial<Record<V1Operation, string>>;
+  /** answer roots that differ from the official ones (Publica answers ConsultarNfsePorRps with ConsultarNfseResposta) */
+  answerRoots?: Partial<Record<V1Operation, string>>;
+  /**
+   * The NFS-e the sandbox issues: the Id attribute's name of InfNfse, Competencia as dateTime (1.00), date or
+   * gYearMonth (Publica); the number zero-padded to `numberDigits`; `unsigned` where the schema's tcNfse holds no
+   * Signature (Publica).
+   */
   note: {
     idAttribute: 'Id' | 'id';
-    competencia: 'dateTime' | 'date';
+    competencia: 'dateTime' | 'date' | 'gYearMonth';
+    numberDigits?: number;
+    unsigned?: boolean;
     /**
      * The cancellation's confirmation: `official` (ABRASF 1.00 tcConfirmacaoCancelamento{Pedido,
      * DataHoraCancelamento}, signed by the provider) or `inf` (GINFES-style InfConfirmacaoCancelamento{Sucesso,
@@ -96,12 +106,14 @@ const UF: Record<string, string> = {
   '21': 'MA',
   '22': 'PI',
   '23': 'CE',
+  '24': 'RN',
   '26': 'PE',
   '29': 'BA',
   '31': 'MG',
   '33': 'RJ',
   '35': 'SP',
   '41': 'PR',
+  '42': 'SC',
   '43': 'RS',
 };
 
@@ -282,27 +294,26 @@ export function createAbrasfV1Service(
   function issue(lote: Lote, when: Date): Note {
     const { inf } = infRpsOf(lote);
     const numero = store.nextNumber(lote.env, lote.cnpj);
+    // the store keys notes by the number's value; the NFS-e writes it as the provider does (zero-padded: Publica)
+    const shown = profile.note.numberDigits ? numero.padStart(profile.note.numberDigits, '0') : numero;
     const codigo = Array.from({ length: 9 }, () => 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'[randomInt(32)]).join('');
     const emissaoRps = (textAt(inf, 'DataEmissao') ?? '').slice(0, 19);
     const municipio = textAt(inf, 'Servico/CodigoMunicipio') ?? '';
     const unsigned =
-      `<Nfse xmlns="${profile.dataNamespace}"><InfNfse ${profile.note.idAttribute}="nfse${numero}">${e('Numero', numero)}${e('CodigoVerificacao', codigo)}` +
+      `<Nfse xmlns="${profile.dataNamespace}"><InfNfse ${profile.note.idAttribute}="nfse${numero}">${e('Numero', shown)}${e('CodigoVerificacao', codigo)}` +
       `${e('DataEmissao', brasiliaDateTime(when))}<IdentificacaoRps>${inner(child(inf, 'IdentificacaoRps'))}</IdentificacaoRps>` +
       `${e('DataEmissaoRps', emissaoRps.slice(0, 10))}${e('NaturezaOperacao', textAt(inf, 'NaturezaOperacao'))}` +
       `${e('RegimeEspecialTributacao', textAt(inf, 'RegimeEspecialTributacao'))}` +
       `${e('OptanteSimplesNacional', textAt(inf, 'OptanteSimplesNacional'))}${e('IncentivadorCultural', textAt(inf, 'IncentivadorCultural'))}` +
-      `${e('Competencia', profile.note.competencia === 'date' ? emissaoRps.slice(0, 10) : emissaoRps)}<Servico>${inner(child(inf, 'Servico'))}</Servico>` +
+      `${e('Competencia', competencia(emissaoRps))}<Servico>${inner(child(inf, 'Servico'))}</Servico>` +
       `<PrestadorServico><IdentificacaoPrestador>${inner(child(inf, 'Prestador'))}</IdentificacaoPrestador>` +
       `${e('RazaoSocial', (names.get(lote.protocolo) ?? 'PRESTADOR').slice(0, 115))}<Endereco/></PrestadorServico>` +
       `<TomadorServico>${inner(child(inf, 'Tomador'))}</TomadorServico>` +
       `<OrgaoGerador>${e('CodigoMunicipio', municipio)}${e('Uf', UF[municipio.slice(0, 2)] ?? 'BA')}</OrgaoGerador>` +
       '</InfNfse></Nfse>';
-    const nfseXml = signEnveloped(
-      unsigned,
-      { rootName: 'Nfse', elementName: 'InfNfse' },
-      signer as SandboxSigner,
-      NOTE_SIGNATURE,
-    );
+    const nfseXml = profile.note.unsigned
+      ? unsigned
+      : signEnveloped(unsigned, { rootName: 'Nfse', elementName: 'InfNfse' }, signer as SandboxSigner, NOTE_SIGNATURE);
     const note: Note = {
       env: lote.env,
       rpsKey: lote.rpsKey,
@@ -314,6 +325,12 @@ export function createAbrasfV1Service(
     store.saveNote(note);
     logger.info(`sandbox ${profile.name}: NFS-e ${numero} issued for protocol ${lote.protocolo}`);
     return note;
+  }
+
+  function competencia(emissaoRps: string): string {
+    if (profile.note.competencia === 'date') return emissaoRps.slice(0, 10);
+    if (profile.note.competencia === 'gYearMonth') return emissaoRps.slice(0, 7);
+    return emissaoRps;
   }
 
   /** Processes every lote whose hold has passed. */
@@ -408,12 +425,14 @@ export function createAbrasfV1Service(
         textAt(ident, 'Tipo') ?? '',
       );
       const note = store.noteByRps(key);
+      if (note && answerRoot('consultarPorRps') !== ROOTS.consultarPorRps.answer)
+        return `<ListaNfse>${compNfse(note)}</ListaNfse>`;
       if (note) return compNfse(note);
       if (store.liveLoteOf(key))
         refuse('E92', 'Esse RPS foi enviado para a nossa base de dados, mas ainda não foi processado');
       return refuse('E4', 'Esse RPS não foi enviado para a nossa base de dados');
     }
-    const numero = textAt(root, 'NumeroNfse');
+    const numero = textAt(root, 'NumeroNfse') ?? textAt(root, 'Faixa/NumeroNfseInicial');
     const notes = numero
       ? [store.noteByNumber(env, cnpj, numero)].filter((n): n is Note => !!n)
       : store
@@ -463,7 +482,8 @@ export function createAbrasfV1Service(
         's:Client',
         `${call.localName}: esperados ${expected.join(', ')} (${paramNs ?? 'não qualificados'}).`,
       );
-    const { request, answer } = ROOTS[spec.operation];
+    const request = profile.requestRoots?.[spec.operation] ?? ROOTS[spec.operation].request;
+    const answer = answerRoot(spec.operation);
     let body: string;
     try {
       if (header && !header.valid((params[0]!.textContent ?? '').trim()))
@@ -491,6 +511,10 @@ export function createAbrasfV1Service(
       200,
       `<o:${call.localName}Response xmlns:o="${profile.soap.namespace}"><${element}>${escapeXml(result)}</${element}></o:${call.localName}Response>`,
     );
+  }
+
+  function answerRoot(operation: V1Operation): string {
+    return profile.answerRoots?.[operation] ?? ROOTS[operation].answer;
   }
 
   const writes = Object.entries(profile.operations)
