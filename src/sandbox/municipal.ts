@@ -22,10 +22,19 @@ import {
   megasoftSandbox,
   webissSandbox,
   desenvolveSandbox,
+  ereceitaSandbox,
+  sudoesteSandbox,
 } from './abrasf-v2/index.ts';
+import { coplanAbrasfSandbox } from './abrasf-v2/coplan.ts';
+import { sysissSandbox } from './abrasf-v2/sysiss.ts';
+import { sistemas4rSandbox } from './abrasf-v2/sistemas4r.ts';
+import { cigaSandbox } from './abrasf-v1/ciga.ts';
+import { horusSandbox } from './abrasf-v1/horus.ts';
 import { issfortalezaSandbox } from './abrasf-v1/issfortaleza.ts';
+import { issintelSandbox } from './abrasf-v1/issintel.ts';
 import { isssalvadorSandbox } from './abrasf-v1/isssalvador.ts';
 import { metropoliswebSandbox } from './abrasf-v1/metropolisweb.ts';
+import { publicaSandbox } from './abrasf-v1/publica.ts';
 import { speedgovSandbox } from './abrasf-v1/speedgov.ts';
 import { bethaSandbox } from './betha/service.ts';
 import { fiorilliSandbox } from './fiorilli/service.ts';
@@ -96,6 +105,11 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   isslegalSandbox,
   tiplanAbrasfSandbox,
   desenvolveSandbox,
+  ereceitaSandbox,
+  sudoesteSandbox,
+  coplanAbrasfSandbox,
+  sysissSandbox,
+  sistemas4rSandbox,
   neainformaticaSandbox,
   elotechSandbox,
   tinusSandbox,
@@ -119,8 +133,12 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   ginfesSandbox,
   isssalvadorSandbox,
   issfortalezaSandbox,
+  issintelSandbox,
+  horusSandbox,
+  cigaSandbox,
   speedgovSandbox,
   metropoliswebSandbox,
+  publicaSandbox,
   saoPauloSandbox,
   ipmSandbox,
   elLegacySandbox,

@@ -75,6 +75,8 @@ export interface OperationOverride {
   responseRoots?: readonly string[];
   /** SOAPAction of this operation, instead of the provider's template */
   soapAction?: string;
+  /** SOAPAction of this operation in homologation, when it differs (Sistemas4R's `…AH<OP>.Execute`) */
+  homologationSoapAction?: string;
   /** how this operation's string parameters carry their XML, instead of the provider's `body.encoding` */
   encoding?: 'escaped' | 'cdata' | 'raw';
 }
@@ -124,6 +126,11 @@ export interface AbrasfProviderConfig {
      * municipalUser/municipalPassword (basicAuthUsuario/basicAuthSenha as fallback): Saatri.
      */
     security?: 'usernameToken';
+    /**
+     * What differs in homologation (ambiente 2): the operation namespace and the SOAPAction template (eReceita's
+     * `www3` host in both). Absent: the same as production.
+     */
+    homologation?: { namespace?: string; soapAction?: string };
   };
   body: {
     style: BodyStyle;
@@ -137,6 +144,10 @@ export interface AbrasfProviderConfig {
     credentials: boolean;
     /** the string parameter's name of the `stringParam` style (default `xml`) */
     param?: string;
+    /** nfseCabecMsg/nfseDadosMsg qualified in the operation namespace (eReceita's `nfs:nfseDadosMsg`) */
+    qualifiedStrings?: boolean;
+    /** the names of the two string parameters when not nfseCabecMsg/nfseDadosMsg (Sudoeste's Nfsecabecmsg) */
+    stringNames?: { cabecalho: string; dados: string };
   };
   /** the namespace of the ABRASF messages (null: none, DSF) */
   dataNamespace: string | null;
@@ -212,6 +223,17 @@ export interface AbrasfProviderConfig {
    * `RetCancelamento` and `NfseCancelamento/Confirmacao`).
    */
   cancelAnswer?: { ret: string; confirmacao: string };
+  /**
+   * The answer's error entries when they are not the official `MensagemRetorno{Codigo, Mensagem, Correcao}`: each
+   * entry element (besides MensagemRetorno) and the alternative names of its fields, the first present read
+   * (Sudoeste: `Erro{ErroID, ErroMensagem, ErroSolucao}`).
+   */
+  answerMessages?: AnswerMessages;
+  /**
+   * The element whose text is the answer message, wherever the SOAP idiom nests it (Coplan's GeneXus
+   * `<…Response><Gerarnfseresponse><outputXML>`); absent: the operation response's first result.
+   */
+  answerString?: string;
   /** the element of the asynchronous lote's receipt the poll is keyed by (default `Protocolo`; EloTech `NumeroLote`) */
   pollBy?: 'Protocolo' | 'NumeroLote';
   /**
@@ -231,9 +253,25 @@ export interface AbrasfProviderConfig {
    * service (`IssWebWSNacional`), not the ABRASF one.
    */
   endpointRewrites?: readonly { from: string; to: string }[];
+  /**
+   * One endpoint per operation (Sistemas4R: one `.aspx` each): the registry URL's last path segment, when it matches
+   * the regular expression `segment`, is replaced by the operation's file in the environment.
+   */
+  operationFiles?: {
+    segment: string;
+    files: Partial<Record<AbrasfOperation, { production: string; homologation: string }>>;
+  };
   capabilities: Omit<EngineCapabilities, 'reconcile'>;
   /** public note link template (%NumeroNFSe%, %CodVerif%, %Cnpj%), when the provider publishes one */
   pdfLink?: string;
+}
+
+/** The error entries of a provider's answers (config `answerMessages`). */
+export interface AnswerMessages {
+  entries: readonly string[];
+  codigo: readonly string[];
+  mensagem: readonly string[];
+  correcao: readonly string[];
 }
 
 /** The message of a logical operation for a provider (official row + the provider's override). */

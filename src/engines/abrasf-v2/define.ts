@@ -159,7 +159,7 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
   }
 
   const read = (answer: Parameters<typeof readAbrasfAnswer>[0], operation: Parameters<typeof messageOf>[1]) =>
-    readAbrasfAnswer(answer, messageOf(config, operation).responseRoots);
+    readAbrasfAnswer(answer, messageOf(config, operation).responseRoots, config.answerMessages, config.answerString);
   const isOutcome = (value: Outcome<never> | AbrasfAnswer): value is Outcome<never> => 'kind' in value;
 
   const emit: Operation<PreparedDocument, IssuedDocument> = {
@@ -323,8 +323,9 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
       signedElement: config.signature.rps && !layout200 ? 'InfDeclaracaoPrestacaoServico' : null,
       ...documentSignature,
       schema: config.schema,
+      // the 2.00 XSD requires the lote's Signature, which is added only when sent: its RPS is validated in GerarNfseEnvio
       schemaView: (signed) =>
-        config.hooks?.message && config.emission !== 'emitSingle'
+        config.hooks?.message && config.emission !== 'emitSingle' && !layout200
           ? config.hooks.message(config.emission, buildLote(config, emission.requestRoot, signed).xml, null)
           : officialIds(config, rpsSchemaView(config, signed)),
       schemaErrorCode: 'RPS_SCHEMA_INVALID',

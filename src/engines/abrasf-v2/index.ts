@@ -15,6 +15,11 @@ import { SH3_CONFIG } from './providers/sh3.ts';
 import { SINTESE_CONFIG } from './providers/sintese.ts';
 import { WEBISS_CONFIG } from './providers/webiss.ts';
 import { DESENVOLVE_CONFIG } from './providers/desenvolve.ts';
+import { ERECEITA_CONFIG } from './providers/ereceita.ts';
+import { COPLAN_CONFIG } from './providers/coplan.ts';
+import { SUDOESTE_CONFIG } from './providers/sudoeste.ts';
+import { SYSISS_CONFIG } from './providers/sysiss.ts';
+import { SISTEMAS4R_CONFIG } from './providers/sistemas4r.ts';
 import { ISSCAMPINAS_CONFIG, ISSDSF_CONFIG } from './providers/dsf-platform.ts';
 import { GESTAOISS_CONFIG } from './providers/gestaoiss.ts';
 import { ISSCAMACARI_CONFIG } from './providers/isscamacari.ts';
@@ -37,10 +42,12 @@ export const webissFamily = defineAbrasfProvider(WEBISS_CONFIG);
  * configuration of the one generic base (define.ts). One line per provider, in alphabetical order.
  */
 export const ABRASF_V2_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
+  'abrasf-v2:coplan': defineAbrasfProvider(COPLAN_CONFIG),
   'abrasf-v2:desenvolve': defineAbrasfProvider(DESENVOLVE_CONFIG),
   'abrasf-v2:dsf': defineAbrasfProvider(DSF_CONFIG),
   'abrasf-v2:el': defineAbrasfProvider(EL_CONFIG),
   'abrasf-v2:elotech': defineAbrasfProvider(ELOTECH_CONFIG),
+  'abrasf-v2:ereceita': defineAbrasfProvider(ERECEITA_CONFIG),
   'abrasf-v2:fiorilli': fiorilliAbrasfFamily,
   'abrasf-v2:fisco': defineAbrasfProvider(FISCO_CONFIG),
   'abrasf-v2:futurize': defineAbrasfProvider(FUTURIZE_CONFIG),
@@ -59,6 +66,9 @@ export const ABRASF_V2_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> =
   'abrasf-v2:saatri': defineAbrasfProvider(SAATRI_CONFIG),
   'abrasf-v2:sh3': defineAbrasfProvider(SH3_CONFIG),
   'abrasf-v2:sintese': defineAbrasfProvider(SINTESE_CONFIG),
+  'abrasf-v2:sistemas4r': defineAbrasfProvider(SISTEMAS4R_CONFIG),
+  'abrasf-v2:sudoeste': defineAbrasfProvider(SUDOESTE_CONFIG),
+  'abrasf-v2:sysiss': defineAbrasfProvider(SYSISS_CONFIG),
   'abrasf-v2:tinus': defineAbrasfProvider(TINUS_CONFIG),
   'abrasf-v2:tiplan': defineAbrasfProvider(TIPLAN_CONFIG),
   'abrasf-v2:tributus': defineAbrasfProvider(TRIBUTUS_CONFIG),

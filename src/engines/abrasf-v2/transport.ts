@@ -6,7 +6,7 @@ import type { OperationName, OperationRequest, SendContext } from '../kit/family
 import type { HttpAnswer } from '../kit/http-client.ts';
 import { readSoapAnswer, SOAP_NAMESPACES, type SoapPart, soapEnvelope } from '../kit/soap.ts';
 import type { GovernmentError, Outcome } from '../types.ts';
-import { type AbrasfOperation, type AbrasfProviderConfig, messageOf } from './config.ts';
+import { type AbrasfOperation, type AbrasfProviderConfig, type AnswerMessages, messageOf } from './config.ts';
 import { classifyCode } from './errors.ts';
 import { cabecalho } from './messages.ts';
 
@@ -66,6 +66,21 @@ export function urlOf(config: AbrasfProviderConfig, context: SendContext, kitOpe
   return url;
 }
 
+/** The operation's own endpoint (config `operationFiles`), or the URL as it is. */
+function operationUrl(config: AbrasfProviderConfig, operation: AbrasfOperation, ambiente: 1 | 2, url: string): string {
+  const files = config.operationFiles;
+  const file = files?.files[operation];
+  if (!files || !file) return url;
+  const last =
+    url
+      .replace(/[?#].*$/, '')
+      .split('/')
+      .pop() ?? '';
+  if (!new RegExp(files.segment).test(last)) return url;
+  const cut = url.lastIndexOf(last);
+  return url.slice(0, cut) + (ambiente === 1 ? file.production : file.homologation) + url.slice(cut + last.length);
+}
+
 /** One ABRASF operation as a SOAP request, in the provider's idiom. */
 export function abrasfRequest(
   config: AbrasfProviderConfig,
@@ -77,15 +92,23 @@ export function abrasfRequest(
   const row = messageOf(config, operation);
   message = config.hooks?.message ? config.hooks.message(operation, message, context) : message;
   const op = operationElement(config, row.soapOperation);
-  const soapAction = row.soapAction ?? config.soap.soapAction.replace('{op}', op).replace('{root}', row.requestRoot);
-  const url = urlOf(config, context, kitOperation);
+  const homologation = context.ambiente === 2 ? config.soap.homologation : undefined;
+  const template = homologation?.soapAction ?? config.soap.soapAction;
+  const soapAction =
+    (context.ambiente === 2 ? row.homologationSoapAction : undefined) ??
+    row.soapAction ??
+    template.replace('{op}', op).replace('{root}', row.requestRoot);
+  const namespace = homologation?.namespace ?? config.soap.namespace;
+  const names = config.body.stringNames ?? { cabecalho: 'nfseCabecMsg', dados: 'nfseDadosMsg' };
+  const qualified = config.body.qualifiedStrings === true;
+  const url = operationUrl(config, operation, context.ambiente, urlOf(config, context, kitOperation));
   const { style } = config.body;
   const encoding = row.encoding ?? config.body.encoding;
   const stringParts = (): SoapPart[] => [
     ...(config.body.cabecalho
-      ? [{ name: 'nfseCabecMsg', value: cabecalho(config), encoding: 'xml' as const, qualified: false }]
+      ? [{ name: names.cabecalho, value: cabecalho(config), encoding: 'xml' as const, qualified }]
       : []),
-    { name: 'nfseDadosMsg', value: message, encoding: 'xml', qualified: false },
+    { name: names.dados, value: message, encoding: 'xml', qualified },
   ];
   const withEncoding = (parts: SoapPart[]): SoapPart[] =>
     parts.map((p) => ({ ...p, encoding: encoding === 'raw' ? 'xml' : encoding }));
@@ -133,7 +156,7 @@ export function abrasfRequest(
   }
   const { body, headers } = soapEnvelope({
     version: config.soap.version,
-    namespace: config.soap.namespace,
+    namespace,
     operation: element,
     parts,
     soapAction,
@@ -149,15 +172,28 @@ export interface AbrasfAnswer {
   httpStatus: number;
 }
 
-function messagesOf(root: Element): GovernmentError[] {
+const OFFICIAL_MESSAGES: AnswerMessages = {
+  entries: [],
+  codigo: ['Codigo'],
+  mensagem: ['Mensagem'],
+  correcao: ['Correcao'],
+};
+
+function messagesOf(root: Element, shape: AnswerMessages = OFFICIAL_MESSAGES): GovernmentError[] {
   const out: GovernmentError[] = [];
+  const entries = new Set(['MensagemRetorno', ...shape.entries]);
+  const first = (m: Element, names: readonly string[]) => names.map((n) => text(m, n)).find((v) => v !== null) ?? null;
+  const push = (m: Element) => {
+    const codigo = first(m, shape.codigo) ?? 'SEM_CODIGO';
+    out.push({ Codigo: codigo, Descricao: first(m, shape.mensagem) ?? codigo, Complemento: first(m, shape.correcao) });
+  };
   const visit = (el: Element) => {
     for (const c of childElements(el)) {
       if (c.localName === 'ListaMensagemRetorno' || c.localName === 'ListaMensagemRetornoLote') {
-        for (const m of childElements(c).filter((e) => e.localName === 'MensagemRetorno')) {
-          const codigo = text(m, 'Codigo') ?? 'SEM_CODIGO';
-          out.push({ Codigo: codigo, Descricao: text(m, 'Mensagem') ?? codigo, Complemento: text(m, 'Correcao') });
-        }
+        for (const m of childElements(c).filter((e) => entries.has(e.localName!))) push(m);
+      } else if (shape.entries.includes(c.localName!)) {
+        // a provider's entries outside any list (Sudoeste's clients read them at the answer's root too)
+        push(c);
       } else if (c.localName !== 'ListaMensagemAlertaRetorno' && c.localName !== 'CompNfse') visit(c);
     }
   };
@@ -175,12 +211,25 @@ function findRoot(xml: string, roots: readonly string[]): Element | null {
   return null;
 }
 
+/** The message inside the escaped string element `name`, wherever the idiom nests it (Coplan's GeneXus answers). */
+function stringAnswerRoot(body: string, name: string, roots: readonly string[]): Element | null {
+  const parsed = parseXml(body.trim());
+  const holder = parsed.ok ? findDescendant(parsed.root, name) : null;
+  const value = holder?.textContent?.trim();
+  return value ? findRoot(value, roots) : null;
+}
+
 /**
  * The answer message of an operation, or the outcome that replaces it: transport failures, HTTP 429/5xx and SOAP
  * Server faults are transient (nothing processed); a SOAP Client fault is a rejection; an answer without the
  * expected message is unknown.
  */
-export function readAbrasfAnswer(answer: HttpAnswer, roots: readonly string[]): Outcome<never> | AbrasfAnswer {
+export function readAbrasfAnswer(
+  answer: HttpAnswer,
+  roots: readonly string[],
+  shape?: AnswerMessages,
+  answerString?: string,
+): Outcome<never> | AbrasfAnswer {
   if (answer.kind !== 'response') return transportFailure(answer);
   const status = answer.status;
   if (status === 429) return { kind: 'transient', reason: 'HTTP 429', httpStatus: status };
@@ -202,12 +251,15 @@ export function readAbrasfAnswer(answer: HttpAnswer, roots: readonly string[]): 
     if (status >= 500) return { kind: 'transient', reason: `HTTP ${status}`, httpStatus: status };
     return { kind: 'unknown', reason: `unreadable ABRASF answer: ${soap.reason}` };
   }
-  const root = (soap.result ? findRoot(soap.result, roots) : null) ?? findRoot(answer.body, roots);
+  const root =
+    (answerString ? stringAnswerRoot(answer.body, answerString, roots) : null) ??
+    (soap.result ? findRoot(soap.result, roots) : null) ??
+    findRoot(answer.body, roots);
   if (!root) {
     if (status >= 500) return { kind: 'transient', reason: `HTTP ${status}`, httpStatus: status };
     return { kind: 'unknown', reason: `ABRASF answer without ${roots.join(' or ')}` };
   }
-  return { root, errors: messagesOf(root), httpStatus: status };
+  return { root, errors: messagesOf(root, shape), httpStatus: status };
 }
 
 export function rejectedBy(errors: GovernmentError[], httpStatus?: number): Outcome<never> {

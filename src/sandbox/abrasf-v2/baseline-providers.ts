@@ -76,3 +76,60 @@ function dsfPlatform(provider: string): AbrasfSandboxProfile {
  */
 export const ISSCAMPINAS_PROFILE = dsfPlatform('ISSCampinas');
 export const ISSDSF_PROFILE = dsfPlatform('ISSDSF');
+
+/**
+ * eReceita (ACBr eReceita.Provider.pas, TACBrNFSeProvidereReceita202): the official 2.02 message set as
+ * `<nfs:<Op>Request>{nfs:nfseCabecMsg, nfs:nfseDadosMsg}` (escaped strings), the range query named
+ * `ConsultarNfseFaixa`, no ConsultarNfseServicoPrestado/Tomado; the SOAPAction `https://www.ereceita.net.br/<Op>` in
+ * production and `https://www3.ereceita.net.br/<Op>` in homologation (a SOAP Client fault otherwise); `outputXML`
+ * answers in the homologation namespace; the official nfse_v202.xsd; RPS, lote and cancellation signed; no client
+ * certificate.
+ */
+export const ERECEITA_PROFILE: AbrasfSandboxProfile = {
+  ...baselineProfile({ provider: 'eReceita', version: '2.02', schema: 'abrasf202' }),
+  soap: { namespace: 'http://www3.ereceita.net.br/soap/NfseWebService', operationCase: 'pascal' },
+  operations: [
+    'RecepcionarLoteRps',
+    'RecepcionarLoteRpsSincrono',
+    'GerarNfse',
+    'CancelarNfse',
+    'SubstituirNfse',
+    'ConsultarLoteRps',
+    'ConsultarNfsePorRps',
+    'ConsultarNfseFaixa',
+  ],
+  operationNames: { ConsultarNfseFaixa: 'ConsultarNfsePorFaixa' },
+  soapActionByEnvironment: {
+    production: 'https://www.ereceita.net.br/',
+    homologation: 'https://www3.ereceita.net.br/',
+  },
+  clientCertificate: false,
+};
+
+/**
+ * Sudoeste (ACBr Sudoeste.Provider.pas, TACBrNFSeProviderSudoeste202): an Axis service, `<def:<Op>>` in
+ * `http://DefaultNamespace` holding the escaped strings `Nfsecabecmsg`/`Nfsedadosmsg` (only that wrapper and those
+ * names are read), answers as the `<Op>Return` string with errors as `Erro{ErroID, ErroMensagem, ErroSolucao}`; the
+ * official nfse_v202.xsd; RPS and lote signed; plain http (no client certificate). No CancelarNfse: its request
+ * carries a MotivoCancelamento no public schema places.
+ */
+export const SUDOESTE_PROFILE: AbrasfSandboxProfile = {
+  ...baselineProfile({ provider: 'Sudoeste', version: '2.02', schema: 'abrasf202' }),
+  soap: { namespace: 'http://DefaultNamespace', operationCase: 'pascal' },
+  stringsWrapper: 'operation',
+  stringNames: { cabecalho: 'Nfsecabecmsg', dados: 'Nfsedadosmsg' },
+  response: 'return',
+  errorEntries: 'erro',
+  operations: [
+    'RecepcionarLoteRps',
+    'RecepcionarLoteRpsSincrono',
+    'GerarNfse',
+    'ConsultarLoteRps',
+    'ConsultarNfsePorRps',
+    'ConsultarNfseServicoPrestado',
+    'ConsultarNfseServicoTomado',
+    'ConsultarNfsePorFaixa',
+  ],
+  aliquota: 'fraction',
+  clientCertificate: false,
+};

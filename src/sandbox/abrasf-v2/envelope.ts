@@ -120,13 +120,14 @@ function parseEnvelope(profile: AbrasfSandboxProfile, body: string): ParsedCall 
     if (!param) return { error: `Parâmetro ${profile.stringParameter} ausente em ${first.localName}.` };
     return { operation, soapVersion, message: stringParameter(body, param), cabecalho: null, ...credentialsNone };
   }
-  const dados = child(wrapper, 'nfseDadosMsg');
+  const names = profile.stringNames ?? { cabecalho: 'nfseCabecMsg', dados: 'nfseDadosMsg' };
+  const dados = child(wrapper, names.dados);
   if (dados) {
     return {
       operation,
       soapVersion,
       message: stringParameter(body, dados),
-      cabecalho: stringParameter(body, child(wrapper, 'nfseCabecMsg')),
+      cabecalho: stringParameter(body, child(wrapper, names.cabecalho)),
       username: text('username'),
       password: text('password'),
     };
@@ -159,6 +160,17 @@ export function soapFault(status: number, code: 'Client' | 'Server', text: strin
   return envelope(status, version, inner);
 }
 
+/** `MensagemRetorno{Codigo, Mensagem, Correcao}` entries written as `Erro{ErroID, ErroMensagem, ErroSolucao}`. */
+function erroEntries(answerXml: string): string {
+  return answerXml.replace(/<MensagemRetorno>([\s\S]*?)<\/MensagemRetorno>/g, (_all, inner: string) => {
+    const renamed = inner
+      .replace(/<(\/?)Codigo>/g, '<$1ErroID>')
+      .replace(/<(\/?)Mensagem>/g, '<$1ErroMensagem>')
+      .replace(/<(\/?)Correcao>/g, '<$1ErroSolucao>');
+    return `<Erro>${renamed}</Erro>`;
+  });
+}
+
 /** The answer message in the provider's response idiom. */
 export function soapAnswer(profile: AbrasfSandboxProfile, call: ParsedCall, answerXml: string): SandboxReply {
   const named =
@@ -166,15 +178,18 @@ export function soapAnswer(profile: AbrasfSandboxProfile, call: ParsedCall, answ
     call.operation;
   const op = profile.soap.operationCase === 'camel' ? named.charAt(0).toLowerCase() + named.slice(1) : named;
   const ns = profile.soap.namespace;
+  if (profile.errorEntries === 'erro') answerXml = erroEntries(answerXml);
   const inner =
-    profile.response === 'bare'
-      ? answerXml
-      : profile.response === 'rootResponse'
-        ? `<${call.root}Response xmlns="${profile.dataNamespace ?? ns}">${answerXml}</${call.root}Response>`
-        : profile.response === 'inline'
-          ? `<ns2:${op}Response xmlns:ns2="${ns}">${answerXml}</ns2:${op}Response>`
-          : profile.response === 'result'
-            ? `<${op}Response xmlns="${ns}"><${op}Result>${escapeXml(answerXml)}</${op}Result></${op}Response>`
-            : `<ns:${op}Response xmlns:ns="${ns}"><outputXML>${escapeXml(answerXml)}</outputXML></ns:${op}Response>`;
+    profile.response === 'return'
+      ? `<${op}Response xmlns="${ns}"><${op}Return>${escapeXml(answerXml)}</${op}Return></${op}Response>`
+      : profile.response === 'bare'
+        ? answerXml
+        : profile.response === 'rootResponse'
+          ? `<${call.root}Response xmlns="${profile.dataNamespace ?? ns}">${answerXml}</${call.root}Response>`
+          : profile.response === 'inline'
+            ? `<ns2:${op}Response xmlns:ns2="${ns}">${answerXml}</ns2:${op}Response>`
+            : profile.response === 'result'
+              ? `<${op}Response xmlns="${ns}"><${op}Result>${escapeXml(answerXml)}</${op}Result></${op}Response>`
+              : `<ns:${op}Response xmlns:ns="${ns}"><outputXML>${escapeXml(answerXml)}</outputXML></ns:${op}Response>`;
   return envelope(200, call.soapVersion, inner);
 }

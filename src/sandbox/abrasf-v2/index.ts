@@ -19,10 +19,12 @@ import { SAATRI_PROFILE } from './saatri.ts';
 import { TRIBUTUS_PROFILE } from './tributus.ts';
 import {
   DESENVOLVE_PROFILE,
+  ERECEITA_PROFILE,
   GESTAOISS_PROFILE,
   ISSCAMACARI_PROFILE,
   ISSCAMPINAS_PROFILE,
   ISSDSF_PROFILE,
+  SUDOESTE_PROFILE,
   TIPLAN_PROFILE,
 } from './baseline-providers.ts';
 
@@ -57,3 +59,5 @@ export const isscampinasSandbox = sandboxOf(ISSCAMPINAS_PROFILE);
 export const issdsfSandbox = sandboxOf(ISSDSF_PROFILE);
 export const tiplanAbrasfSandbox = sandboxOf(TIPLAN_PROFILE);
 export const desenvolveSandbox = sandboxOf(DESENVOLVE_PROFILE);
+export const ereceitaSandbox = sandboxOf(ERECEITA_PROFILE);
+export const sudoesteSandbox = sandboxOf(SUDOESTE_PROFILE);

@@ -37,7 +37,7 @@ export interface AbrasfSandboxProfile {
    */
   stringsWrapper?: 'request' | 'operation' | 'double';
   /** how the answer is written: `outputXML` string, `<Op>Result` string, or the message inline */
-  response: 'outputXML' | 'result' | 'inline' | 'bare' | 'rootResponse';
+  response: 'outputXML' | 'result' | 'inline' | 'bare' | 'rootResponse' | 'return';
   /** official WSDL operations the provider serves */
   operations: readonly string[];
   /** the provider's own names of official operations (name in `operations` → official name): DSF */
@@ -54,6 +54,8 @@ export interface AbrasfSandboxProfile {
     reference?: 'id' | 'document';
     /** ConsultarLoteRps must be signed too, as the other queries (GISS) */
     pollQuery?: boolean;
+    /** a cancellation signature the provider does not require is verified when present (SysISS) */
+    cancelWhenPresent?: boolean;
   };
   /**
    * Split namespaces (GISS): each message root (request and answer) in its own namespace, keyed by root; `types` the
@@ -93,6 +95,21 @@ export interface AbrasfSandboxProfile {
    * not in the body; checked as `bodyCredentials` are.
    */
   wsSecurity?: boolean;
+  /**
+   * `return`: `<Op>Response/<Op>Return` string (an Axis service: Sudoeste). The names of the two string parameters
+   * when not nfseCabecMsg/nfseDadosMsg (Sudoeste's Nfsecabecmsg/Nfsedadosmsg).
+   */
+  stringNames?: { cabecalho: string; dados: string };
+  /**
+   * The answer's error entries as `Erro{ErroID, ErroMensagem, ErroSolucao}` instead of the official
+   * `MensagemRetorno{Codigo, Mensagem, Correcao}` (Sudoeste).
+   */
+  errorEntries?: 'erro';
+  /**
+   * The SOAPAction must be this environment's prefix + the provider's name of the operation (eReceita: its
+   * production and homologation hosts differ); a SOAP Client fault otherwise.
+   */
+  soapActionByEnvironment?: { production: string; homologation: string };
   /** the SOAP 1.1 SOAPAction must be this prefix + the operation (a WCF service: `ActionNotSupported` otherwise) */
   soapActionPrefix?: string;
   /** `inline` requests carry the message as this one string parameter of the operation (Fisco `xml`, CDATA) */

@@ -304,7 +304,7 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     const refuse = (m: Mensagem) => message('CancelarNfseResposta', listaMensagens([m]));
     const pedido = child(root, 'Pedido')!;
     const inf = child(pedido, 'InfPedidoCancelamento')!;
-    if (profile.signature.cancel) {
+    if (profile.signature.cancel || (profile.signature.cancelWhenPresent && hasSignature(pedido))) {
       if (!hasSignature(pedido)) return refuse(official('E180'));
       const check = verifySigned(xml, inf, byDocument);
       if (!check.ok) return refuse(official('E172', check.detail));
@@ -419,6 +419,15 @@ export function createAbrasfService(profile: AbrasfSandboxProfile, options: Abra
     const action = String(req.headers.soapaction ?? '').replace(/^"|"$/g, '');
     if (profile.soapActionPrefix && call.soapVersion === '1.1' && action !== profile.soapActionPrefix + call.operation)
       return soapFault(500, 'Client', `ActionNotSupported: ${action || '(sem SOAPAction)'}`, call.soapVersion);
+    const byEnvironment = profile.soapActionByEnvironment;
+    if (byEnvironment) {
+      const named =
+        Object.entries(profile.operationNames ?? {}).find(([, official]) => official === call.operation)?.[0] ??
+        call.operation;
+      const prefix = env === 1 ? byEnvironment.production : byEnvironment.homologation;
+      if (action !== prefix + named)
+        return soapFault(500, 'Client', `SOAPAction inválida: ${action || '(sem SOAPAction)'}`, call.soapVersion);
+    }
     const answer = (inner: string) => soapAnswer(profile, call, inner);
     const refuse = (mensagens: Mensagem[]) => answer(message(answerRoot, listaMensagens(mensagens)));
     if (profile.clientCertificate && !req.clientCertificate) return refuse([official('E182')]);
