@@ -143,7 +143,10 @@ async function measure(setting: string, bareRps: number): Promise<Figures> {
     const healthyMs = performance.now() - t0;
     const service = nodeFlags ? { pid: npm.pid! } : childrenOf(npm.pid!).find((c) => c.args.includes('node'))!;
     const sandbox = childrenOf(service.pid).find((c) => c.args.includes('sandbox/main'));
-    if (!sandbox) throw new Error(`no sandbox child process found under ${JSON.stringify(service)}: ${JSON.stringify(childrenOf(service.pid))}`);
+    if (!sandbox)
+      throw new Error(
+        `no sandbox child process found under ${JSON.stringify(service)}: ${JSON.stringify(childrenOf(service.pid))}`,
+      );
 
     const call = async (method: string, path: string, key: string, body?: unknown) => {
       const res = await fetch(`${origin}${path}`, {

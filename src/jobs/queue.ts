@@ -219,29 +219,33 @@ export class JobQueue {
    */
   async workExhausted<N extends JobName>(name: N, onExhausted: ExhaustedHandler<N>): Promise<void> {
     const queue = deadLetterQueueOf(name);
-    const loop = new WorkerLoop(1, async () => {
-      let jobs: { id: string; data: unknown; retryCount?: number; sourceOutput?: unknown }[] = [];
-      try {
-        jobs = (await this.boss.fetch(queue, { batchSize: 1, includeMetadata: true } as never)) as never;
-      } catch (err) {
-        this.onError?.(err);
-        return 'error';
-      }
-      for (const job of jobs) {
-        loop.run(async () => {
-          const attempt = { id: job.id, retryCount: job.retryCount ?? 0 };
-          try {
-            await onExhausted(job.data as JobPayloads[N], reasonOf(job.sourceOutput));
-            await this.boss.complete(queue, attempt).catch((err: unknown) => this.onError?.(err));
-          } catch (err) {
-            this.onError?.(err);
-            const message = err instanceof Error ? err.message : String(err);
-            await this.boss.fail(queue, attempt, { message }).catch((e: unknown) => this.onError?.(e));
-          }
-        });
-      }
-      return jobs.length > 0 ? 'fetched' : 'empty';
-    }, 5_000);
+    const loop = new WorkerLoop(
+      1,
+      async () => {
+        let jobs: { id: string; data: unknown; retryCount?: number; sourceOutput?: unknown }[] = [];
+        try {
+          jobs = (await this.boss.fetch(queue, { batchSize: 1, includeMetadata: true } as never)) as never;
+        } catch (err) {
+          this.onError?.(err);
+          return 'error';
+        }
+        for (const job of jobs) {
+          loop.run(async () => {
+            const attempt = { id: job.id, retryCount: job.retryCount ?? 0 };
+            try {
+              await onExhausted(job.data as JobPayloads[N], reasonOf(job.sourceOutput));
+              await this.boss.complete(queue, attempt).catch((err: unknown) => this.onError?.(err));
+            } catch (err) {
+              this.onError?.(err);
+              const message = err instanceof Error ? err.message : String(err);
+              await this.boss.fail(queue, attempt, { message }).catch((e: unknown) => this.onError?.(e));
+            }
+          });
+        }
+        return jobs.length > 0 ? 'fetched' : 'empty';
+      },
+      5_000,
+    );
     this.loops.set(queue, loop);
     loop.start();
   }
