@@ -149,6 +149,16 @@ export class JobQueue {
         : {}),
       ...(options.singletonKey ? { singletonKey: options.singletonKey } : {}),
     });
+    // a delayed job of this process is taken when due, not at the idle loop's next (backed-off) poll
+    if (options.startAfter !== undefined) {
+      const due = options.startAfter instanceof Date ? options.startAfter.getTime() - Date.now() : options.startAfter;
+      this.wakeLater(name, due);
+    }
+  }
+
+  /** Wakes this process's workers of a queue after `ms` (a delayed job or a retry coming due). */
+  private wakeLater(name: string, ms: number): void {
+    setTimeout(() => this.loops.get(name)?.wake(), Math.max(0, ms) + 20).unref();
   }
 
   /** Many jobs of one kind in one statement (optionally inside a transaction). */
@@ -201,6 +211,7 @@ export class JobQueue {
             await this.boss.fail(name, attempt, { message }).catch((e: unknown) => this.onError?.(e));
             // on the last attempt the fail above also queued the dead-letter copy: end the subject now
             if (isLastAttempt) this.loops.get(deadLetterQueueOf(name))?.wake();
+            else this.wakeLater(name, retryDelayMs(policy, attempt.retryCount));
           } finally {
             if (heartbeat) clearInterval(heartbeat);
           }
@@ -351,4 +362,14 @@ class WorkerLoop {
       await Promise.race([Promise.allSettled([...this.idle]), new Promise((r) => setTimeout(r, timeoutMs))]);
     }
   }
+}
+
+/** When pg-boss makes a failed attempt due again (its retry delay, doubled per attempt with backoff, capped). */
+function retryDelayMs(
+  policy: { retryDelaySeconds?: number; retryBackoff?: boolean; retryDelayMaxSeconds?: number },
+  retryCount: number,
+): number {
+  const base = policy.retryDelaySeconds ?? 0;
+  const seconds = policy.retryBackoff ? base * 2 ** retryCount : base;
+  return Math.min(seconds, policy.retryDelayMaxSeconds ?? Number.POSITIVE_INFINITY) * 1000;
 }
