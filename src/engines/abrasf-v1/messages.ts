@@ -20,7 +20,6 @@ export function el(name: string, value: string | number | null | undefined): str
   if (value === null || value === undefined || value === '') return '';
   return `<${name}>${escapeXmlText(String(value))}</${name}>`;
 }
-const group = (name: string, inner: string) => (inner ? `<${name}>${inner}</${name}>` : '');
 const ns = (config: AbrasfV1ProviderConfig) => ` xmlns="${config.dataNamespace}"`;
 
 /** The 7-digit CNAE of the invoice or the project (null when absent). */
@@ -43,33 +42,35 @@ function naturezaOperacao(project: ProjectFiscalProfile, invoice: NormalizedInvo
   return local.kind === 'municipio' && local.codigoMunicipio !== project.codigoMunicipio ? '2' : '1';
 }
 
-function cpfCnpj(id: string): string {
-  const clean = digits(id);
-  return `<CpfCnpj>${clean.length === 11 ? el('Cpf', clean) : el('Cnpj', clean)}</CpfCnpj>`;
-}
-
-function endereco(address: NormalizedAddress | null): string {
-  if (!address?.nacional) return '';
-  return group(
-    'Endereco',
-    el('Endereco', cut(address.logradouro, 125)) +
-      el('Numero', cut(address.numero, 10)) +
-      el('Complemento', cut(address.complemento, 60)) +
-      el('Bairro', cut(address.bairro, 60)) +
-      el('CodigoMunicipio', address.codigoMunicipio) +
-      el('Uf', address.uf) +
-      el('Cep', digits(address.cep).slice(0, 8) || null),
-  );
-}
-
-function tomador(party: NormalizedParty): string {
+/**
+ * The ABRASF 1.0 taker (`Tomador` with its identification, address and contact), its elements written with a
+ * namespace prefix (`''` for a default namespace, `tipos:` for GINFES v3, whose types live in their own namespace).
+ */
+export function tomadorXml(party: NormalizedParty, prefix = ''): string {
+  const e = (name: string, value: string | number | null | undefined) =>
+    value === null || value === undefined || value === ''
+      ? ''
+      : `<${prefix}${name}>${escapeXmlText(String(value))}</${prefix}${name}>`;
+  const g = (name: string, inner: string) => (inner ? `<${prefix}${name}>${inner}</${prefix}${name}>` : '');
   const id = party.id.kind === 'cnpj' ? party.id.cnpj : party.id.kind === 'cpf' ? party.id.cpf : null;
-  const identificacao = group(
-    'IdentificacaoTomador',
-    (id ? cpfCnpj(id) : '') + el('InscricaoMunicipal', cut(party.inscricaoMunicipal, 15)),
-  );
-  const contato = group('Contato', el('Telefone', cut(digits(party.telefone), 11)) + el('Email', cut(party.email, 80)));
-  return `<Tomador>${identificacao}${el('RazaoSocial', cut(party.nome, 115))}${endereco(party.endereco)}${contato}</Tomador>`;
+  const clean = digits(id);
+  const cpfCnpj = id ? g('CpfCnpj', clean.length === 11 ? e('Cpf', clean) : e('Cnpj', clean)) : '';
+  const address: NormalizedAddress | null = party.endereco;
+  const endereco = address?.nacional
+    ? g(
+        'Endereco',
+        e('Endereco', cut(address.logradouro, 125)) +
+          e('Numero', cut(address.numero, 10)) +
+          e('Complemento', cut(address.complemento, 60)) +
+          e('Bairro', cut(address.bairro, 60)) +
+          e('CodigoMunicipio', address.codigoMunicipio) +
+          e('Uf', address.uf) +
+          e('Cep', digits(address.cep).slice(0, 8) || null),
+      )
+    : '';
+  const identificacao = g('IdentificacaoTomador', cpfCnpj + e('InscricaoMunicipal', cut(party.inscricaoMunicipal, 15)));
+  const contato = g('Contato', e('Telefone', cut(digits(party.telefone), 11)) + e('Email', cut(party.email, 80)));
+  return `<${prefix}Tomador>${identificacao}${e('RazaoSocial', cut(party.nome, 115))}${endereco}${contato}</${prefix}Tomador>`;
 }
 
 function valores(config: AbrasfV1ProviderConfig, invoice: NormalizedInvoice): string {
@@ -134,7 +135,7 @@ export function buildRps(config: AbrasfV1ProviderConfig, input: PrepareInput): {
     reform +
     '</Servico>' +
     `<Prestador>${el('Cnpj', digits(project.cnpj))}${el('InscricaoMunicipal', cut(project.inscricaoMunicipal, 15))}</Prestador>` +
-    tomador(invoice.tomador) +
+    tomadorXml(invoice.tomador) +
     '</InfRps></Rps>';
   return { id, xml };
 }

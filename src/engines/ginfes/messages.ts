@@ -1,7 +1,8 @@
-import type { NormalizedAddress, NormalizedInvoice, NormalizedParty } from '../../domain/invoice-request.ts';
+import type { NormalizedInvoice } from '../../domain/invoice-request.ts';
 import type { ProjectFiscalProfile } from '../../domain/project-profile.ts';
 import { formatDateTimeWithOffset } from '../../xml/datetime.ts';
 import { escapeXmlAttr, escapeXmlText } from '../../xml/escape.ts';
+import { tomadorXml } from '../abrasf-v1/messages.ts';
 import type { PrepareInput } from '../types.ts';
 
 /**
@@ -24,7 +25,6 @@ export function t(name: string, value: string | number | null | undefined): stri
   if (value === null || value === undefined || value === '') return '';
   return `<tipos:${name}>${escapeXmlText(String(value))}</tipos:${name}>`;
 }
-const group = (name: string, inner: string) => (inner ? `<tipos:${name}>${inner}</tipos:${name}>` : '');
 
 /** The cabecalho of every V3 call (`arg0`). */
 export function cabecalho(): string {
@@ -51,35 +51,6 @@ function naturezaOperacao(project: ProjectFiscalProfile, invoice: NormalizedInvo
   if (invoice.iss.tribISSQN === 2) return '4';
   if (invoice.iss.tribISSQN === 4) return '3';
   return local.kind === 'municipio' && local.codigoMunicipio !== project.codigoMunicipio ? '2' : '1';
-}
-
-function cpfCnpj(id: string): string {
-  const clean = digits(id);
-  return `<tipos:CpfCnpj>${clean.length === 11 ? t('Cpf', clean) : t('Cnpj', clean)}</tipos:CpfCnpj>`;
-}
-
-function endereco(address: NormalizedAddress | null): string {
-  if (!address?.nacional) return '';
-  return group(
-    'Endereco',
-    t('Endereco', cut(address.logradouro, 125)) +
-      t('Numero', cut(address.numero, 10)) +
-      t('Complemento', cut(address.complemento, 60)) +
-      t('Bairro', cut(address.bairro, 60)) +
-      t('CodigoMunicipio', address.codigoMunicipio) +
-      t('Uf', address.uf) +
-      t('Cep', digits(address.cep).slice(0, 8) || null),
-  );
-}
-
-function tomador(party: NormalizedParty): string {
-  const id = party.id.kind === 'cnpj' ? party.id.cnpj : party.id.kind === 'cpf' ? party.id.cpf : null;
-  const identificacao = group(
-    'IdentificacaoTomador',
-    (id ? cpfCnpj(id) : '') + t('InscricaoMunicipal', cut(party.inscricaoMunicipal, 15)),
-  );
-  const contato = group('Contato', t('Telefone', cut(digits(party.telefone), 11)) + t('Email', cut(party.email, 80)));
-  return `<tipos:Tomador>${identificacao}${t('RazaoSocial', cut(party.nome, 115))}${endereco(party.endereco)}${contato}</tipos:Tomador>`;
 }
 
 function valores(invoice: NormalizedInvoice): string {
@@ -138,7 +109,7 @@ export function buildLote(input: PrepareInput): { id: string; xml: string } {
     t('CodigoMunicipio', local.kind === 'municipio' ? local.codigoMunicipio : project.codigoMunicipio) +
     '</tipos:Servico>' +
     `<tipos:Prestador>${t('Cnpj', cnpj)}${t('InscricaoMunicipal', cut(project.inscricaoMunicipal, 15))}</tipos:Prestador>` +
-    tomador(invoice.tomador) +
+    tomadorXml(invoice.tomador, 'tipos:') +
     '</tipos:InfRps>';
   const id = `LOTE${cnpj}N${rps.numero}`;
   const xml =
