@@ -20,8 +20,7 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 // @ts-expect-error plain JavaScript build script, no declarations
 import { build, buildIsFresh } from '../scripts/build.mjs';
-import { createA1Certificate } from '../src/certificates/generate.ts';
-import { createDatabase, fmt, load, printTable, ROOT, startChild, waitForHttp } from './lib.ts';
+import { createDatabase, fmt, load, onboardBenchProject, printTable, ROOT, startChild, waitForHttp } from './lib.ts';
 
 const SECONDS = Number(process.argv[2] ?? 8);
 const CONNECTIONS = Number(process.argv[3] ?? 32);
@@ -100,7 +99,7 @@ interface Figures {
   errors: number;
 }
 
-async function measure(setting: string, bareRps: number): Promise<Figures> {
+async function measure(setting: string): Promise<Figures> {
   const parent = mkdtempSync(join(tmpdir(), 'nfse-bench-intake-'));
   const port = await freePort();
   const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;
@@ -148,43 +147,7 @@ async function measure(setting: string, bareRps: number): Promise<Figures> {
         `no sandbox child process found under ${JSON.stringify(service)}: ${JSON.stringify(childrenOf(service.pid))}`,
       );
 
-    const call = async (method: string, path: string, key: string, body?: unknown) => {
-      const res = await fetch(`${origin}${path}`, {
-        method,
-        headers: {
-          'x-api-key': key,
-          ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
-        },
-        body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined,
-      });
-      return res.json();
-    };
-    const org = await call('POST', '/admin/organizations', adminKey, { name: 'Bench', plan: 'enterprise' });
-    await call('PUT', `/admin/organizations/${org.id}/limits`, adminKey, { keyRateLimitCeiling: 1_000_000 });
-    const project = await call('POST', '/org/projects', org.token, {
-      name: 'E',
-      cnpj: '11222333000181',
-      razaoSocial: 'EMPRESA EXEMPLO LTDA',
-      regimeTributario: '1',
-      codigoMunicipio: '2611606', // Recife: national adherent
-      inscricaoMunicipal: '12345',
-      serieNfse: '1',
-      defaultNbs: '115021000',
-      defaultIndicadorOperacao: '100301',
-      defaultClassificacaoTributaria: '000001',
-      defaultCstIbscbs: '000',
-    });
-    const a1 = createA1Certificate({ cnpj: '11222333000181', name: 'EMPRESA EXEMPLO LTDA', password: 'x' });
-    const form = new FormData();
-    form.set('password', 'x');
-    form.set('file', new Blob([new Uint8Array(a1.pfx)]), 'a1.pfx');
-    await call('POST', `/org/projects/${project.id}/certificate`, org.token, form);
-    const key = (
-      await call('POST', `/org/projects/${project.id}/api-keys`, org.token, {
-        name: 'b',
-        rateLimitPerMinute: 1_000_000,
-      })
-    ).key as string;
+    const key = await onboardBenchProject(origin, adminKey);
     const headers = { 'x-api-key': key, 'content-type': 'application/json' };
 
     // warm-up: a few notes through the whole pipeline (certificate parse, TLS sessions, JIT, pdfkit load)
@@ -240,7 +203,6 @@ async function measure(setting: string, bareRps: number): Promise<Figures> {
     });
     await db?.drop();
     rmSync(parent, { recursive: true, force: true });
-    void bareRps;
   }
 }
 
@@ -308,7 +270,7 @@ const anchor = await bareLoad(SECONDS);
 await bare.stop();
 
 const results: Figures[] = [];
-for (const setting of SETTINGS) results.push(await measure(setting, anchor.rps));
+for (const setting of SETTINGS) results.push(await measure(setting));
 
 printTable(
   `Intake while issuing, npm start as the README runs it, ${CONNECTIONS} connections for ${SECONDS} s (2-core box shared with the load generator)`,

@@ -12,8 +12,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
 import { Agent } from 'undici';
-import { createA1Certificate } from '../src/certificates/generate.ts';
-import { createDatabase, fmt, printTable, startChild, waitForHttp } from './lib.ts';
+import { createDatabase, fmt, onboardBenchProject, printTable, startChild, waitForHttp } from './lib.ts';
 
 const NOTES = Number(process.argv[2] ?? 1000);
 const CONCURRENCY = Number(process.argv[3] ?? 128);
@@ -87,41 +86,7 @@ try {
   const origin = `http://127.0.0.1:${PORT}/api/v1`;
   await waitForHttp(`${origin}/health`);
   await client.connect();
-  const call = async (method: string, path: string, key: string, body?: unknown) => {
-    const res = await fetch(`${origin}${path}`, {
-      method,
-      headers: {
-        'x-api-key': key,
-        ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
-      },
-      body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined,
-    });
-    return res.json();
-  };
-  const org = await call('POST', '/admin/organizations', adminKey, { name: 'Bench', plan: 'enterprise' });
-  // the benchmark's key asks for 1,000,000 requests a minute: the operator raises this organization's ceiling
-  await call('PUT', `/admin/organizations/${org.id}/limits`, adminKey, { keyRateLimitCeiling: 1_000_000 });
-  const project = await call('POST', '/org/projects', org.token, {
-    name: 'E',
-    cnpj: '11222333000181',
-    razaoSocial: 'EMPRESA EXEMPLO LTDA',
-    regimeTributario: '1',
-    codigoMunicipio: '2611606', // Recife: national-adherent, no sandbox ADN parametrisation (São Paulo has its own engine)
-    inscricaoMunicipal: '12345',
-    serieNfse: '1',
-    defaultNbs: '115021000',
-    defaultIndicadorOperacao: '100301',
-    defaultClassificacaoTributaria: '000001',
-    defaultCstIbscbs: '000',
-  });
-  const a1 = createA1Certificate({ cnpj: '11222333000181', name: 'EMPRESA EXEMPLO LTDA', password: 'x' });
-  const form = new FormData();
-  form.set('password', 'x');
-  form.set('file', new Blob([new Uint8Array(a1.pfx)]), 'a1.pfx');
-  await call('POST', `/org/projects/${project.id}/certificate`, org.token, form);
-  const key = (
-    await call('POST', `/org/projects/${project.id}/api-keys`, org.token, { name: 'b', rateLimitPerMinute: 1_000_000 })
-  ).key;
+  const key = await onboardBenchProject(origin, adminKey);
 
   const setLatency = (latencyMs: number) =>
     fetch(`${sandboxUrl}/__sandbox/faults`, {

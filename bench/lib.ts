@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { Pool } from 'undici';
+import { createA1Certificate } from '../src/certificates/generate.ts';
 import { createFreshDatabase } from '../test/support/databases.ts';
 
 /** Shared helpers of the benchmarks: child services, a closed-loop HTTP load generator, figures. */
@@ -128,4 +129,48 @@ export function printTable(title: string, rows: (string | number)[][]): void {
     console.log(`| ${row.map((v, c) => String(v).padEnd(widths[c]!)).join(' | ')} |`);
     if (i === 0) console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
   }
+}
+
+/**
+ * A benchmark's customer, over HTTP as a user: an organization (key ceiling raised by the operator), a Recife
+ * project (national adherent) with its A1 certificate, and a project key; returns that key.
+ */
+export async function onboardBenchProject(origin: string, adminKey: string): Promise<string> {
+  const call = async (method: string, path: string, key: string, body?: unknown) => {
+    const res = await fetch(`${origin}${path}`, {
+      method,
+      headers: {
+        'x-api-key': key,
+        ...(body && !(body instanceof FormData) ? { 'content-type': 'application/json' } : {}),
+      },
+      body: body instanceof FormData ? body : body ? JSON.stringify(body) : undefined,
+    });
+    return res.json();
+  };
+  const org = await call('POST', '/admin/organizations', adminKey, { name: 'Bench', plan: 'enterprise' });
+  // the benchmark's key asks for 1,000,000 requests a minute: the operator raises this organization's ceiling
+  await call('PUT', `/admin/organizations/${org.id}/limits`, adminKey, { keyRateLimitCeiling: 1_000_000 });
+  const project = await call('POST', '/org/projects', org.token, {
+    name: 'E',
+    cnpj: '11222333000181',
+    razaoSocial: 'EMPRESA EXEMPLO LTDA',
+    regimeTributario: '1',
+    codigoMunicipio: '2611606', // Recife: national adherent, no sandbox ADN parametrisation
+    inscricaoMunicipal: '12345',
+    serieNfse: '1',
+    defaultNbs: '115021000',
+    defaultIndicadorOperacao: '100301',
+    defaultClassificacaoTributaria: '000001',
+    defaultCstIbscbs: '000',
+  });
+  const a1 = createA1Certificate({ cnpj: '11222333000181', name: 'EMPRESA EXEMPLO LTDA', password: 'x' });
+  const form = new FormData();
+  form.set('password', 'x');
+  form.set('file', new Blob([new Uint8Array(a1.pfx)]), 'a1.pfx');
+  await call('POST', `/org/projects/${project.id}/certificate`, org.token, form);
+  const created = await call('POST', `/org/projects/${project.id}/api-keys`, org.token, {
+    name: 'b',
+    rateLimitPerMinute: 1_000_000,
+  });
+  return created.key as string;
 }
