@@ -440,3 +440,31 @@ export const orgMembers = pgTable(
   },
   (t) => [index('org_members_org_idx').on(t.orgId)],
 );
+
+/**
+ * Dashboard sign-in sessions of members (`/dashboard`): the cookie carries `<id>.<secret>`, only the secret's
+ * SHA-256 is stored (the CSRF token is an HMAC of the secret). A session acts through credentials of the API minted for it (an
+ * organization token, and a project key per project it touches), kept sealed with the master key and revoked when
+ * the session ends (sign-out or expiry).
+ */
+export const dashboardSessions = pgTable(
+  'dashboard_sessions',
+  {
+    id: uuid('id').primaryKey().defaultRandom(),
+    orgId: uuid('org_id')
+      .notNull()
+      .references(() => organizations.id),
+    memberId: uuid('member_id')
+      .notNull()
+      .references(() => orgMembers.id),
+    secretHash: text('secret_hash').notNull(),
+    orgTokenId: uuid('org_token_id').notNull(),
+    orgTokenSealed: text('org_token_sealed').notNull(),
+    /** projectId → the session's project key (id and sealed key) */
+    projectKeys: jsonb('project_keys').$type<Record<string, { keyId: string; sealed: string }>>().notNull().default({}),
+    createdAt: createdAt(),
+    expiresAt: ts('expires_at').notNull(),
+    endedAt: ts('ended_at'),
+  },
+  (t) => [index('dashboard_sessions_member_idx').on(t.memberId)],
+);

@@ -34,6 +34,7 @@ import { updateProjectRoute } from './org/update-project.ts';
 import { updateSettingsRoute } from './org/update-settings.ts';
 import { uploadCertificateRoute } from './org/upload-certificate.ts';
 import { uploadLogoRoute } from './org/upload-logo.ts';
+import { DASHBOARD_ROUTES } from './dashboard/routes.ts';
 import { servePublicFile } from './system/files.ts';
 import { health } from './system/health.ts';
 import { openapiDocument } from './system/openapi.ts';
@@ -97,8 +98,8 @@ export const API_ROUTES: RouteModule[] = [
   listCodesRoute,
 ];
 
-/** Routes outside the versioned API (public document files). */
-export const ROOT_ROUTES: RouteModule[] = [servePublicFile];
+/** Routes outside the versioned API (public document files, the dashboard: ./dashboard/routes.ts). */
+export const ROOT_ROUTES: RouteModule[] = [servePublicFile, ...DASHBOARD_ROUTES];
 
 /**
  * Every API route authenticates in `onRequest`, before its body is read and its schema validated, so a caller

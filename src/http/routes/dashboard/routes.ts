@@ -1,0 +1,17 @@
+import type { RouteModule } from '../../route.ts';
+import { dashboardForwardApiRoute } from './forward-api.ts';
+import { dashboardGetSessionRoute } from './get-session.ts';
+import { dashboardListInvoicesRoute } from './list-invoices.ts';
+import { dashboardServeAppRoute } from './serve-app.ts';
+import { dashboardSignInRoute } from './sign-in.ts';
+import { dashboardSignOutRoute } from './sign-out.ts';
+
+/** The dashboard (`/dashboard`): its sign-in, its bridge to the JSON API and the front-end, one file each. */
+export const DASHBOARD_ROUTES: RouteModule[] = [
+  dashboardSignInRoute,
+  dashboardGetSessionRoute,
+  dashboardSignOutRoute,
+  dashboardListInvoicesRoute,
+  dashboardForwardApiRoute,
+  dashboardServeAppRoute,
+];
