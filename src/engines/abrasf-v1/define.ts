@@ -240,6 +240,7 @@ export function defineAbrasfV1Provider(config: AbrasfV1ProviderConfig): FamilyDe
                   const at = new Date(
                     text(confirmacao, 'InfConfirmacaoCancelamento/DataHora') ??
                       text(confirmacao, 'DataHoraCancelamento') ??
+                      text(confirmacao, 'DataHora') ??
                       Date.now(),
                   );
                   return {
@@ -275,6 +276,7 @@ export function defineAbrasfV1Provider(config: AbrasfV1ProviderConfig): FamilyDe
                 const at = new Date(
                   text(cancelamento, 'Confirmacao/InfConfirmacaoCancelamento/DataHora') ??
                     text(cancelamento, 'Confirmacao/DataHoraCancelamento') ??
+                    text(cancelamento, 'Confirmacao/DataHora') ??
                     Date.now(),
                 );
                 return {

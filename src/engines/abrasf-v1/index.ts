@@ -8,6 +8,7 @@ import { ISSSALVADOR_CONFIG } from './providers/isssalvador.ts';
 import { METROPOLISWEB_CONFIG } from './providers/metropolisweb.ts';
 import { PUBLICA_CONFIG } from './providers/publica.ts';
 import { SPEEDGOV_CONFIG } from './providers/speedgov.ts';
+import { WEBISS_V1_CONFIG } from './providers/webiss.ts';
 
 export type { AbrasfV1ProviderConfig } from './config.ts';
 export { defineAbrasfV1Provider } from './define.ts';
@@ -26,4 +27,5 @@ export const ABRASF_V1_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> =
   'abrasf-v1:metropolisweb': defineAbrasfV1Provider(METROPOLISWEB_CONFIG),
   'abrasf-v1:publica': defineAbrasfV1Provider(PUBLICA_CONFIG),
   'abrasf-v1:speedgov': defineAbrasfV1Provider(SPEEDGOV_CONFIG),
+  'abrasf-v1:webiss': defineAbrasfV1Provider(WEBISS_V1_CONFIG),
 };

@@ -82,6 +82,8 @@ export interface AbrasfV1SandboxProfile {
      * DataHora}, SpeedGov's types).
      */
     cancellation?: 'official' | 'inf';
+    /** the date element of the official confirmation (WebISS's types: `DataHora`) */
+    confirmationDate?: 'DataHoraCancelamento' | 'DataHora';
   };
   /** what the provider authenticates: the TLS client certificate and which XML signatures */
   clientCertificate: boolean;
@@ -363,7 +365,7 @@ export function createAbrasfV1Service(
     const confirmacao =
       profile.note.cancellation === 'official'
         ? officialConfirmation(
-            `<t:Confirmacao ${id}>${pedidoXml}${t('DataHoraCancelamento', dataHora)}</t:Confirmacao>`,
+            `<t:Confirmacao ${id}>${pedidoXml}${t(profile.note.confirmationDate ?? 'DataHoraCancelamento', dataHora)}</t:Confirmacao>`,
           )
         : `<t:Confirmacao ${id}>${pedidoXml}<t:InfConfirmacaoCancelamento>${t('Sucesso', 'true')}` +
           `${t('DataHora', dataHora)}</t:InfConfirmacaoCancelamento></t:Confirmacao>`;

@@ -1,0 +1,67 @@
+import { at, parseDom } from '../kit/xml-dom.ts';
+import type { MunicipalSandbox } from '../municipal.ts';
+import { type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts';
+
+/**
+ * WebISS's legacy ABRASF 1.00 service (`NfseServices.svc`; its WSDL, reference/providers/webiss/
+ * NfseServices.svc-v1-legacy.wsdl: WCF BasicHttpBinding in `http://tempuri.org/`, SOAPAction
+ * `http://tempuri.org/INfseServices/<Op>`, client certificate required; ACBr WebISS.Provider.pas for the parameters
+ * `cabec` and `msg`): each operation element holds the qualified strings `cabec` (the ABRASF 1.00 cabeçalho) and
+ * `msg` (the message), the answer an escaped ABRASF message in `<Op>Result`. Messages in `http://www.abrasf.org.br/nfse`
+ * validated with WebISS's 1.00 schemas (the published ones, and the ABRASF 1.00 model for the four that are not),
+ * which also hold the answers (each answer is checked before it leaves); the lote signed on LoteRps; the cancellation
+ * confirmed as WebISS's tcConfirmacaoCancelamento{Pedido, DataHora}, signed by the sandbox.
+ */
+const DATA_NS = 'http://www.abrasf.org.br/nfse';
+const op = (operation: AbrasfV1SandboxProfile['operations'][string]['operation'], element: string) => ({
+  operation,
+  soapAction: `http://tempuri.org/INfseServices/${element}`,
+  parameter: 'msg',
+});
+
+/** The cabeçalho: versao and versaoDados 1.00, without namespace (ACBr) or in the messages' namespace. */
+function cabecalhoValid(xml: string): boolean {
+  try {
+    const root = parseDom(xml).documentElement;
+    return (
+      root?.localName === 'cabecalho' &&
+      (!root.namespaceURI || root.namespaceURI === DATA_NS) &&
+      root.getAttribute('versao') === '1.00' &&
+      at(root, 'versaoDados')?.textContent === '1.00'
+    );
+  } catch {
+    return false;
+  }
+}
+
+export const WEBISS_V1_PROFILE: AbrasfV1SandboxProfile = {
+  engine: 'abrasf-v1:webiss',
+  slug: 'webiss-v1',
+  name: 'WebISS (ABRASF 1.00)',
+  schema: 'abrasf100WebISS',
+  dataNamespace: DATA_NS,
+  soap: {
+    namespace: 'http://tempuri.org/',
+    qualifiedParameters: true,
+    header: { parameter: 'cabec', valid: cabecalhoValid },
+    result: 'Result',
+  },
+  operations: {
+    RecepcionarLoteRps: op('recepcionar', 'RecepcionarLoteRps'),
+    ConsultarSituacaoLoteRps: op('consultarSituacao', 'ConsultarSituacaoLoteRps'),
+    ConsultarLoteRps: op('consultarLote', 'ConsultarLoteRps'),
+    ConsultarNfsePorRps: op('consultarPorRps', 'ConsultarNfsePorRps'),
+    ConsultarNfse: op('consultarNfse', 'ConsultarNfse'),
+    CancelarNfse: op('cancelar', 'CancelarNfse'),
+  },
+  answerSchema: () => 'abrasf100WebISS',
+  note: { idAttribute: 'Id', competencia: 'dateTime', cancellation: 'official', confirmationDate: 'DataHora' },
+  clientCertificate: true,
+  signature: { rps: false, lote: true, queries: false, cancel: false },
+};
+
+export const webissV1Sandbox: MunicipalSandbox = {
+  engine: WEBISS_V1_PROFILE.engine,
+  slug: WEBISS_V1_PROFILE.slug,
+  create: (deps) => createAbrasfV1Service(WEBISS_V1_PROFILE, deps),
+};
