@@ -36,13 +36,13 @@ import { isssalvadorSandbox } from './abrasf-v1/isssalvador.ts';
 import { metropoliswebSandbox } from './abrasf-v1/metropolisweb.ts';
 import { publicaSandbox } from './abrasf-v1/publica.ts';
 import { speedgovSandbox } from './abrasf-v1/speedgov.ts';
-import { webissV1Sandbox } from './abrasf-v1/webiss.ts';
 import { bethaSandbox } from './betha/service.ts';
 import { fiorilliSandbox } from './fiorilli/service.ts';
 import { ginfesSandbox } from './ginfes/service.ts';
 import { ipmAbrasfSandbox } from './abrasf-v2/ipm.ts';
 import { isslegalSandbox } from './abrasf-v2/isslegal.ts';
 import { neainformaticaSandbox } from './abrasf-v2/neainformatica.ts';
+import { sigcorpSandbox } from './abrasf-v2/sigcorp.ts';
 import { ipmSandbox } from './ipm/service.ts';
 import { bauhausSandbox } from './own-layout/bauhaus.ts';
 import { elLegacySandbox } from './own-layout/el.ts';
@@ -112,6 +112,7 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   sysissSandbox,
   sistemas4rSandbox,
   neainformaticaSandbox,
+  sigcorpSandbox,
   elotechSandbox,
   tinusSandbox,
   fiscoSandbox,
@@ -140,7 +141,6 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   speedgovSandbox,
   metropoliswebSandbox,
   publicaSandbox,
-  webissV1Sandbox,
   saoPauloSandbox,
   ipmSandbox,
   elLegacySandbox,

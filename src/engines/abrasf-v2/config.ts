@@ -131,6 +131,17 @@ export interface AbrasfProviderConfig {
      * `www3` host in both). Absent: the same as production.
      */
     homologation?: { namespace?: string; soapAction?: string };
+    /**
+     * The operation namespace and SOAPAction are the city's, per environment (the registry's `soap` data from ACBr's
+     * ini: `ProNameSpace`/`HomNameSpace`, `ProSoapAction`/`HomSoapAction`): `soapAction` is then a template where
+     * `{city}` is the city's SoapAction (its namespace when it has none) and `{op}` the operation (SigCorp
+     * `{city}#{op}`); `bodyByOption` swaps the body idiom by a registry option of the city (SigCorp's `SubVersao`).
+     * A city without a namespace for the environment has no service there (UnknownEndpointError).
+     */
+    perCity?: {
+      soapAction: string;
+      bodyByOption?: { option: string; values: Readonly<Record<string, Partial<AbrasfProviderConfig['body']>>> };
+    };
   };
   body: {
     style: BodyStyle;
@@ -144,7 +155,10 @@ export interface AbrasfProviderConfig {
     credentials: boolean;
     /** the string parameter's name of the `stringParam` style (default `xml`) */
     param?: string;
-    /** nfseCabecMsg/nfseDadosMsg qualified in the operation namespace (eReceita's `nfs:nfseDadosMsg`) */
+    /**
+     * nfseCabecMsg/nfseDadosMsg qualified in the operation namespace (eReceita's `nfs:nfseDadosMsg`); the `stringParam`
+     * parameter is qualified unless this is `false` (SigCorp's unqualified `<xml>`)
+     */
     qualifiedStrings?: boolean;
     /** the names of the two string parameters when not nfseCabecMsg/nfseDadosMsg (Sudoeste's Nfsecabecmsg) */
     stringNames?: { cabecalho: string; dados: string };

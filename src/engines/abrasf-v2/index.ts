@@ -29,6 +29,7 @@ import { NEAINFORMATICA_CONFIG } from './providers/neainformatica.ts';
 import { TIPLAN_CONFIG } from './providers/tiplan.ts';
 import { FISCO_CONFIG } from './providers/fisco.ts';
 import { SAATRI_CONFIG } from './providers/saatri.ts';
+import { SIGCORP_CONFIG } from './providers/sigcorp.ts';
 import { TRIBUTUS_CONFIG } from './providers/tributus.ts';
 
 export type { AbrasfProviderConfig } from './config.ts';
@@ -65,6 +66,7 @@ export const ABRASF_V2_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> =
   'abrasf-v2:prodata': defineAbrasfProvider(PRODATA_CONFIG),
   'abrasf-v2:saatri': defineAbrasfProvider(SAATRI_CONFIG),
   'abrasf-v2:sh3': defineAbrasfProvider(SH3_CONFIG),
+  'abrasf-v2:sigcorp': defineAbrasfProvider(SIGCORP_CONFIG),
   'abrasf-v2:sintese': defineAbrasfProvider(SINTESE_CONFIG),
   'abrasf-v2:sistemas4r': defineAbrasfProvider(SISTEMAS4R_CONFIG),
   'abrasf-v2:sudoeste': defineAbrasfProvider(SUDOESTE_CONFIG),

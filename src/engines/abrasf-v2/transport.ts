@@ -2,9 +2,10 @@ import { escapeXmlText } from '../../xml/escape.ts';
 import { child, childElements, findDescendant, outerXml, parseXml, text } from '../../xml/read.ts';
 import { MissingCredentialError } from '../kit/auth.ts';
 import { transportFailure } from '../kit/engine.ts';
-import type { OperationName, OperationRequest, SendContext } from '../kit/family.ts';
+import { type OperationName, type OperationRequest, type SendContext, UnknownEndpointError } from '../kit/family.ts';
 import type { HttpAnswer } from '../kit/http-client.ts';
 import { readSoapAnswer, SOAP_NAMESPACES, type SoapPart, soapEnvelope } from '../kit/soap.ts';
+import { municipalityRegistry } from '../routing/municipality-registry.ts';
 import type { GovernmentError, Outcome } from '../types.ts';
 import { type AbrasfOperation, type AbrasfProviderConfig, type AnswerMessages, messageOf } from './config.ts';
 import { classifyCode } from './errors.ts';
@@ -81,6 +82,31 @@ function operationUrl(config: AbrasfProviderConfig, operation: AbrasfOperation, 
   return url.slice(0, cut) + (ambiente === 1 ? file.production : file.homologation) + url.slice(cut + last.length);
 }
 
+/**
+ * The configuration as the city speaks it (config `soap.perCity`): its namespace and SOAPAction for the environment
+ * and the body idiom of its registry option; any other configuration as it is.
+ */
+export function cityConfig(config: AbrasfProviderConfig, context: SendContext): AbrasfProviderConfig {
+  const perCity = config.soap.perCity;
+  if (!perCity) return config;
+  const route = context.municipality ? municipalityRegistry().find(context.municipality) : undefined;
+  const side = context.ambiente === 1 ? 'Pro' : 'Hom';
+  const namespace = route?.parameters?.soap?.[`${side}NameSpace`];
+  if (!namespace) {
+    const environment = context.ambiente === 1 ? 'production' : 'homologation';
+    throw new UnknownEndpointError(`${config.provider}: no ${environment} service for ${context.municipality}`);
+  }
+  const action = route?.parameters?.soap?.[`${side}SoapAction`] || namespace;
+  const option = perCity.bodyByOption;
+  const body = option ? option.values[String(route?.parameters?.options?.[option.option] ?? '')] : undefined;
+  const { homologation: _, ...soap } = config.soap;
+  return {
+    ...config,
+    soap: { ...soap, namespace, soapAction: perCity.soapAction.replace('{city}', action) },
+    body: { ...config.body, ...body },
+  };
+}
+
 /** One ABRASF operation as a SOAP request, in the provider's idiom. */
 export function abrasfRequest(
   config: AbrasfProviderConfig,
@@ -89,6 +115,7 @@ export function abrasfRequest(
   context: SendContext,
   kitOperation: OperationName,
 ): OperationRequest {
+  config = cityConfig(config, context);
   const row = messageOf(config, operation);
   message = config.hooks?.message ? config.hooks.message(operation, message, context) : message;
   const op = operationElement(config, row.soapOperation);
@@ -130,7 +157,10 @@ export function abrasfRequest(
     element = style === 'abrasfRequest' ? `${op}Request` : op;
     parts = withEncoding(stringParts());
   } else if (style === 'stringParam') {
-    parts = withEncoding([{ name: config.body.param ?? 'xml', value: message, encoding: 'xml', qualified: true }]);
+    const qualifiedParam = config.body.qualifiedStrings !== false;
+    parts = withEncoding([
+      { name: config.body.param ?? 'xml', value: message, encoding: 'xml', qualified: qualifiedParam },
+    ]);
   } else if (style === 'doubleWrap') {
     const inner = stringParts()
       .map((p) => `<${p.name}>${encoded(p.value, encoding)}</${p.name}>`)
