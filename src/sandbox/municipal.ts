@@ -36,6 +36,7 @@ import { isssalvadorSandbox } from './abrasf-v1/isssalvador.ts';
 import { metropoliswebSandbox } from './abrasf-v1/metropolisweb.ts';
 import { publicaSandbox } from './abrasf-v1/publica.ts';
 import { speedgovSandbox } from './abrasf-v1/speedgov.ts';
+import { webissV1Sandbox } from './abrasf-v1/webiss.ts';
 import { bethaSandbox } from './betha/service.ts';
 import { fiorilliSandbox } from './fiorilli/service.ts';
 import { ginfesSandbox } from './ginfes/service.ts';
@@ -141,6 +142,7 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   speedgovSandbox,
   metropoliswebSandbox,
   publicaSandbox,
+  webissV1Sandbox,
   saoPauloSandbox,
   ipmSandbox,
   elLegacySandbox,
