@@ -34,6 +34,7 @@ import { issfortalezaSandbox } from './abrasf-v1/issfortaleza.ts';
 import { issintelSandbox } from './abrasf-v1/issintel.ts';
 import { isssalvadorSandbox } from './abrasf-v1/isssalvador.ts';
 import { metropoliswebSandbox } from './abrasf-v1/metropolisweb.ts';
+import { nfseBrasilSandbox } from './abrasf-v1/nfsebrasil.ts';
 import { publicaSandbox } from './abrasf-v1/publica.ts';
 import { speedgovSandbox } from './abrasf-v1/speedgov.ts';
 import { webissV1Sandbox } from './abrasf-v1/webiss.ts';
@@ -141,6 +142,7 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   cigaSandbox,
   speedgovSandbox,
   metropoliswebSandbox,
+  nfseBrasilSandbox,
   publicaSandbox,
   webissV1Sandbox,
   saoPauloSandbox,

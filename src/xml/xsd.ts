@@ -36,6 +36,7 @@ export const SCHEMA_FILES = {
   abrasf100ISSIntel: 'abrasf-v1/issintel/nfse.xsd',
   abrasf100Horus: 'abrasf-v1/horus/nfse.xsd',
   abrasf100CIGA: 'abrasf-v1/ciga/nfse.xsd',
+  abrasf100NFSeBrasil: 'abrasf-v1/nfsebrasil/rps.xsd',
   abrasf100WebISS: 'abrasf-v1/webiss/webiss-v1.xsd',
   ginfesV3: 'ginfes/ginfes-envio-v03.xsd',
   ginfesV3Resposta: 'ginfes/ginfes-resposta-v03.xsd',

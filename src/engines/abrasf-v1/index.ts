@@ -6,6 +6,7 @@ import { issFortalezaFamily } from './providers/issfortaleza.ts';
 import { issIntelFamily } from './providers/issintel.ts';
 import { ISSSALVADOR_CONFIG } from './providers/isssalvador.ts';
 import { METROPOLISWEB_CONFIG } from './providers/metropolisweb.ts';
+import { nfseBrasilFamily } from './providers/nfsebrasil.ts';
 import { PUBLICA_CONFIG } from './providers/publica.ts';
 import { SPEEDGOV_CONFIG } from './providers/speedgov.ts';
 import { WEBISS_V1_CONFIG } from './providers/webiss.ts';
@@ -25,6 +26,7 @@ export const ABRASF_V1_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> =
   'abrasf-v1:issintel': issIntelFamily,
   'abrasf-v1:isssalvador': defineAbrasfV1Provider(ISSSALVADOR_CONFIG),
   'abrasf-v1:metropolisweb': defineAbrasfV1Provider(METROPOLISWEB_CONFIG),
+  'abrasf-v1:nfsebrasil': nfseBrasilFamily,
   'abrasf-v1:publica': defineAbrasfV1Provider(PUBLICA_CONFIG),
   'abrasf-v1:speedgov': defineAbrasfV1Provider(SPEEDGOV_CONFIG),
   'abrasf-v1:webiss': defineAbrasfV1Provider(WEBISS_V1_CONFIG),
