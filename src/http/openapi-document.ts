@@ -4,13 +4,14 @@ import { join } from 'node:path';
 import type { AppContext } from '../context.ts';
 import { loadConfig } from '../config.ts';
 import { buildApp } from './app.ts';
+import { withNamedSchemas } from './openapi-components.ts';
 
 /** The API address the committed document names (the service's defaults: HOST 127.0.0.1, PORT 3000). */
 export const DOCUMENT_SERVER_URL = 'http://127.0.0.1:3000';
 
 /**
  * The OpenAPI document the service serves at GET /api/v1/openapi.json, built from the same Fastify app without
- * listening and without a database: the routes are only registered, never called, so every collaborator but the
+ * listening and without a database (named schemas: ./openapi-components.ts): the routes are only registered, never called, so every collaborator but the
  * configuration is a stand-in that refuses to be used. `servers` names the default address.
  */
 export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
@@ -39,7 +40,7 @@ export async function buildOpenApiDocument(): Promise<Record<string, unknown>> {
     const app = await buildApp(ctx, { logger: false });
     try {
       await app.ready();
-      return app.swagger() as unknown as Record<string, unknown>;
+      return withNamedSchemas(app.swagger() as unknown as Record<string, unknown>);
     } finally {
       await app.close();
     }

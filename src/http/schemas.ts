@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 
 /** Shared TypeBox schemas of the HTTP layer (they also feed the OpenAPI document). */
 export const Problem = Type.Object(
@@ -11,7 +11,22 @@ export const Problem = Type.Object(
     errors: Type.Array(Type.Object({ field: Type.String(), message: Type.String() })),
     requestId: Type.String(),
   },
-  { additionalProperties: true, $id: 'Problem', description: 'RFC 9457 problem details' },
+  {
+    additionalProperties: true,
+    $id: 'Problem',
+    description: 'RFC 9457 problem details',
+    examples: [
+      {
+        type: 'https://nfse-service.dev/errors/invalid-cnpj',
+        title: 'Invalid CNPJ',
+        status: 400,
+        detail: 'cnpj must be a CNPJ of 14 digits (formatted or not) with valid check digits',
+        code: 'INVALID_CNPJ',
+        errors: [{ field: 'cnpj', message: 'must be a CNPJ of 14 digits (formatted or not) with valid check digits' }],
+        requestId: '0b6f5a52-3c1e-4d8a-9f0e-2a7d4c6b1e93',
+      },
+    ],
+  },
 );
 
 export const problemRef = Type.Unsafe<unknown>({ $ref: 'Problem#' });
@@ -21,6 +36,27 @@ export function errorResponses(...statuses: number[]) {
   const out: Record<number, unknown> = {};
   for (const s of [401, 403, 429, ...statuses]) out[s] = problemRef;
   return out;
+}
+
+/**
+ * A request or response schema as the OpenAPI document shows it (next to the route that uses it, so they stay in
+ * sync): `name` is its component in `components.schemas` (see ../openapi-components.ts), `description` the
+ * response's description, and `example` one value of the schema's own type, which the document shows
+ * as the operation's example (test/service/openapi-examples.test.ts validates it against the schema).
+ */
+export function documented<T extends TSchema>(
+  schema: T,
+  doc: { name: string; description: string; example: Static<T> },
+): T {
+  return { ...schema, title: doc.name, 'x-response-description': doc.description, examples: [doc.example] };
+}
+
+/** `documented()` for a request body (Ajv validates it: the description is the schema's own). */
+export function documentedBody<T extends TSchema>(
+  schema: T,
+  doc: { name: string; description: string; example: Static<T> },
+): T {
+  return { ...schema, title: doc.name, description: doc.description, examples: [doc.example] };
 }
 
 export const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T) =>

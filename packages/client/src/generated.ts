@@ -4,270 +4,117 @@ import { BaseClient, type CallOptions, type Failure, type FileInput, type Operat
 
 // ── Named schemas (components.schemas) ──
 
-/** RFC 9457 problem details */
-export type Problem = {
-  type: string;
-  title: string;
-  status: number;
-  detail: string;
-  /** Stable machine-readable error code (see the error catalogue) */
-  code: string;
-  errors: Array<{
-    field: string;
+/** A new project key */
+export type ApiKeyCreated = {
+  id: string;
+  name: string;
+  /** The full key, svc_…; shown only in this response */
+  key: string;
+  /** Short visible prefix, shown in listings */
+  keyPrefix: string;
+  scopes: string[];
+  /** The effective limit (after the ceiling) */
+  rateLimitPerMinute: number;
+  createdAt: string;
+  /** Adjustments made on your behalf (RATE_LIMIT_CAPPED) */
+  warnings: Array<{
+    code: string;
+    field: string | null;
     message: string;
   }>;
-  requestId: string;
-  [key: string]: unknown;
 };
 
-// ── Operations ──
-
-export type HealthInput = Record<string, never>;
-
-/** Default Response */
-export type HealthResult = {
-  status: 'ok';
-  database: 'ok';
-};
-
-export type HealthResponse =
-  | Success<200, HealthResult>
-  | Failure<503, {
-  status: 'error';
-  database: 'unreachable';
-} | Problem>;
-
-export type ListOrganizationsInput = Record<string, never>;
-
-/** Default Response */
-export type ListOrganizationsResult = {
+/** A project's keys */
+export type ApiKeyList = {
   data: Array<{
     id: string;
     name: string;
-    slug: string;
-    plan: string;
-    /** Credits used in the current period */
-    creditsUsed: number;
-    periodStart: string;
-    /** Active projects */
-    projects: number;
-    /** Active organization tokens */
-    activeTokens: number;
+    keyPrefix: string;
+    scopes: string[];
+    rateLimitPerMinute: number;
+    /** false once revoked */
+    active: boolean;
+    lastUsedAt: string | null;
     createdAt: string;
   }>;
 };
 
-export type ListOrganizationsResponse =
-  | Success<200, ListOrganizationsResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<429, Problem>;
+export type ApiKeyRevoked = {
+  revoked: true;
+  id: string;
+};
 
-export type CreateOrganizationBody = {
+export type CancelInvoiceRequest = {
+  /** The invoice to cancel */
+  invoiceId: string;
+  /** Reason (free text, at most 255 characters) */
+  motivo?: string;
+  [key: string]: unknown;
+};
+
+/** Cancellation accepted (asynchronous) */
+export type CancelInvoiceResponse202 = {
+  invoiceId: string;
+  /** The cancellation was accepted and is being sent; the invoice stays issued until it is done */
+  status: 'cancelling';
+  cancellation: {
+    status: 'requested';
+    requestedAt: string;
+  };
+  /** Path of the status endpoint */
+  pollUrl: string;
+};
+
+/** An A1 certificate (spec 2.4) */
+export type Certificate = {
+  id: string;
+  fileName: string;
+  subjectCN: string;
+  validFrom: string;
+  validUntil: string;
+  daysUntilExpiration: number;
+  active: boolean;
+};
+
+/** The new plan */
+export type ChangePlanRequest = {
+  /** Plan slug: free, dev, pro or enterprise */
+  plan: string;
+};
+
+/** The key's name, scopes and rate limit */
+export type CreateApiKeyRequest = {
+  /** Descriptive name */
+  name: string;
+  /** Subset of emit, cancel, query (default: all three) */
+  scopes?: Array<'emit' | 'cancel' | 'query'>;
+  /** Requests per minute allowed to this key (default 60); above the organization's ceiling it is capped */
+  rateLimitPerMinute?: number;
+};
+
+/** The member's e-mail and password */
+export type CreateMemberRequest = {
+  email: string;
+  password: string;
+};
+
+/** The organization's name and plan */
+export type CreateOrganizationRequest = {
   /** Organization name */
   name: string;
   /** Plan slug: free, dev, pro or enterprise (default free) */
   plan?: string;
 };
 
-export interface CreateOrganizationInput {
-  body: CreateOrganizationBody;
-}
-
-/** Default Response */
-export type CreateOrganizationResult = {
-  id: string;
-  name: string;
-  slug: string;
-  plan: string;
-  /** Organization token (svc_org_…) with every scope; shown only here */
-  token: string;
-};
-
-export type CreateOrganizationResponse =
-  | Success<201, CreateOrganizationResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<429, Problem>;
-
-export type CreateOrgTokenBody = {
+/** The token's name and scopes */
+export type CreateOrgTokenRequest = {
   name: string;
   /** Default: every scope */
   scopes?: Array<'projects:read' | 'projects:write' | 'api_keys:manage' | 'settings:read' | 'settings:write' | 'certificates:write'>;
 };
 
-export interface CreateOrgTokenInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: CreateOrgTokenBody;
-}
-
-/** Default Response */
-export type CreateOrgTokenResult = {
-  id: string;
-  name: string;
-  /** shown only here */
-  token: string;
-  scopes: string[];
-};
-
-export type CreateOrgTokenResponse =
-  | Success<201, CreateOrgTokenResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export interface RevokeOrgTokenInput {
-  path: {
-    id: string;
-    tokenId: string;
-  };
-}
-
-/** Default Response */
-export type RevokeOrgTokenResult = {
-  revoked: boolean;
-  id: string;
-};
-
-export type RevokeOrgTokenResponse =
-  | Success<200, RevokeOrgTokenResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export type CreateMemberBody = {
-  email: string;
-  password: string;
-};
-
-export interface CreateMemberInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: CreateMemberBody;
-}
-
-/** Default Response */
-export type CreateMemberResult = {
-  id: string;
-  orgId: string;
-  email: string;
-  createdAt: string;
-};
-
-export type CreateMemberResponse =
-  | Success<201, CreateMemberResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<409, Problem>
-  | Failure<429, Problem>;
-
-export type ChangePlanBody = {
-  plan: string;
-};
-
-export interface ChangePlanInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: ChangePlanBody;
-}
-
-/** Default Response */
-export type ChangePlanResult = {
-  id: string;
-  plan: string;
-};
-
-export type ChangePlanResponse =
-  | Success<200, ChangePlanResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export type UpdateOrgLimitsBody = {
-  /** Requests per minute, or null for the default (plan and service setting) */
-  keyRateLimitCeiling: number | null;
-};
-
-export interface UpdateOrgLimitsInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: UpdateOrgLimitsBody;
-}
-
-/** Default Response */
-export type UpdateOrgLimitsResult = {
-  id: string;
-  /** The operator's value */
-  keyRateLimitCeiling: number | null;
-  /** The ceiling new keys get */
-  effectiveKeyRateLimitCeiling: number;
-};
-
-export type UpdateOrgLimitsResponse =
-  | Success<200, UpdateOrgLimitsResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export interface ListProjectsInput {
-  query?: {
-    /** Page number, 1 to 1000000 */
-    page?: number;
-    /** Page size, 1 to 100 (default 20) */
-    limit?: number;
-    /** true (default): active projects only; false: all projects */
-    active?: boolean;
-  };
-}
-
-/** One page of the projects, newest first */
-export type ListProjectsResult = {
-  data: Array<{
-    id: string;
-    name: string;
-    cnpj: string;
-    codigoMunicipio: string | null;
-    active: boolean;
-    /** An active A1 certificate is stored */
-    hasCertificate: boolean;
-    /** The project has at least one active API key */
-    hasApiKey: boolean;
-    createdAt: string;
-  }>;
-  pagination: {
-    page: number;
-    limit: number;
-    total: number;
-  };
-};
-
-export type ListProjectsResponse =
-  | Success<200, ListProjectsResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<429, Problem>;
-
-export type CreateProjectBody = {
+/** The fiscal company: name, CNPJ and legal name are required */
+export type CreateProjectRequest = {
   /** Project name */
   name: string;
   /** 14 digits, formatted (00.000.000/0000-00) or not; check digits validated; immutable */
@@ -355,659 +202,7 @@ export type CreateProjectBody = {
   danfeTemplate?: 'padrao' | 'retrato_logo' | 'paisagem_logo' | null;
 };
 
-export interface CreateProjectInput {
-  body: CreateProjectBody;
-}
-
-/** The created project */
-export type CreateProjectResult = {
-  /** Project id (UUID) */
-  id: string;
-  name: string;
-  /** 14 digits */
-  cnpj: string;
-  razaoSocial: string;
-  codigoMunicipio: string | null;
-  /** 1 production, 2 homologation */
-  ambiente: number;
-  regimeTributario: string | null;
-  crt: number | null;
-  serieNfse: string;
-  serieNfe: number | null;
-  serieNfce: number | null;
-  tributacaoIss: number | null;
-  cstPisCofins: string | null;
-  defaultCstIbscbs: string | null;
-  defaultClassificacaoTributaria: string | null;
-  defaultIndicadorOperacao: string | null;
-  defaultNbs: string | null;
-  /** padrao, retrato_logo or paisagem_logo */
-  danfeTemplate: string;
-  active: boolean;
-  createdAt: string;
-  /** Things to know about the saved project. ENGINE_NOT_AVAILABLE: no engine this service implements can issue for this municipality and regime; POST /emitir will answer 422 ENGINE_NOT_AVAILABLE until one does (MEI providers always issue through the national environment). See GET /cobertura/cidades. */
-  warnings: Array<{
-    /** Stable warning code (e.g. ENGINE_NOT_AVAILABLE) */
-    code: string;
-    /** The field the warning concerns */
-    field: string | null;
-    message: string;
-  }>;
-};
-
-export type CreateProjectResponse =
-  | Success<201, CreateProjectResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<409, Problem>
-  | Failure<413, Problem>
-  | Failure<415, Problem>
-  | Failure<429, Problem>;
-
-export interface GetProjectInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-/** Full project. basicAuthSenha, cscToken, the certificate and its password are write-only and never returned. */
-export type GetProjectResult = {
-  /** Project id (UUID) */
-  id: string;
-  name: string;
-  /** 14 digits */
-  cnpj: string;
-  razaoSocial: string;
-  codigoMunicipio: string | null;
-  /** 1 production, 2 homologation */
-  ambiente: number;
-  regimeTributario: string | null;
-  crt: number | null;
-  serieNfse: string;
-  serieNfe: number | null;
-  serieNfce: number | null;
-  tributacaoIss: number | null;
-  cstPisCofins: string | null;
-  defaultCstIbscbs: string | null;
-  defaultClassificacaoTributaria: string | null;
-  defaultIndicadorOperacao: string | null;
-  defaultNbs: string | null;
-  /** padrao, retrato_logo or paisagem_logo */
-  danfeTemplate: string;
-  active: boolean;
-  createdAt: string;
-  inscricaoMunicipal: string | null;
-  inscricaoEstadual: string | null;
-  email: string | null;
-  telefone: string | null;
-  description: string | null;
-  /** Company address (parts without a value are null) */
-  endereco: {
-    logradouro: string | null;
-    numero: string | null;
-    complemento: string | null;
-    bairro: string | null;
-    cidade: string | null;
-    uf: string | null;
-    cep: string | null;
-  };
-  codigoTributacao: string | null;
-  aliquotaSimples: number | null;
-  regimeIss: number | null;
-  codigoServicoSp: string | null;
-  endpointOverride: string | null;
-  cnae: string | null;
-  basicAuthUsuario: string | null;
-  cscId: string | null;
-  /** Whether a CSC token is stored (the token itself is write-only) */
-  hasCscToken: boolean;
-  aliquotaPis: number | null;
-  aliquotaCofins: number | null;
-  tipoRetencaoPisCofins: number | null;
-  updatedAt: string;
-};
-
-export type GetProjectResponse =
-  | Success<200, GetProjectResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export interface DeleteProjectInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-export type DeleteProjectResponse =
-  | Success<204, undefined>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export type UpdateProjectBody = {
-  /** Project name */
-  name?: string;
-  /** Company legal name */
-  razaoSocial?: string;
-  /** Immutable: accepted only when equal to the stored CNPJ (any other value is a 400) */
-  cnpj?: string;
-  /** Municipal registration (inscrição municipal) */
-  inscricaoMunicipal?: string | null;
-  /** State registration (inscrição estadual) */
-  inscricaoEstadual?: string | null;
-  /** 1 not opted-in (regime normal), 2 MEI, 3 Simples Nacional ME/EPP, 3e Simples Nacional sublimit excess */
-  regimeTributario?: '1' | '2' | '3' | '3e' | null;
-  /** IBGE municipality code, 7 digits; must exist in the table of the 5,571 municipalities */
-  codigoMunicipio?: string | null;
-  /** Company e-mail */
-  email?: string | null;
-  /** Company phone (digits, spaces, ( ) + -) */
-  telefone?: string | null;
-  /** Project description */
-  description?: string | null;
-  /** Company address; on update, the given parts replace the stored ones */
-  endereco?: {
-    /** Street */
-    logradouro?: string | null;
-    /** Number */
-    numero?: string | null;
-    /** Complement */
-    complemento?: string | null;
-    /** District */
-    bairro?: string | null;
-    /** City name */
-    cidade?: string | null;
-    /** State abbreviation (UF) */
-    uf?: 'AC' | 'AL' | 'AM' | 'AP' | 'BA' | 'CE' | 'DF' | 'ES' | 'GO' | 'MA' | 'MG' | 'MS' | 'MT' | 'PA' | 'PB' | 'PE' | 'PI' | 'PR' | 'RJ' | 'RN' | 'RO' | 'RR' | 'RS' | 'SC' | 'SE' | 'SP' | 'TO' | null;
-    /** Postal code, 8 digits only */
-    cep?: string | null;
-  } | null;
-  /** National taxation code (LC 116/2003); pre-fills servico.codigo when issuing */
-  codigoTributacao?: string | null;
-  /** ISS taxation: 1 taxable, 2 outside scope, 3 export, 4 no incidence */
-  tributacaoIss?: 1 | 2 | 3 | 4 | null;
-  /** NFS-e series, 1 to 5 digits (default 1608) */
-  serieNfse?: string;
-  /** Effective DAS rate (%) for Simples Nacional ME/EPP */
-  aliquotaSimples?: number | null;
-  /** ISS regime: 1 inside the DAS, 2 separate, 3 both separate */
-  regimeIss?: 1 | 2 | 3 | null;
-  /** City-of-São-Paulo service code, 5 digits; required for São Paulo */
-  codigoServicoSp?: string | null;
-  /** Spec 4.8.3: the base URL the project's municipal engine sends to, taking precedence over the municipality registry's (a provider's new address before the registry knows it). Not used by the national environment. null removes it. */
-  endpointOverride?: string | null;
-  /** Main CNAE, 7 digits (formatted or not); required by GINFES and the Federal District */
-  cnae?: string | null;
-  /** User for municipalities that use HTTP Basic Auth */
-  basicAuthUsuario?: string | null;
-  /** Basic Auth password; write-only: stored encrypted and never returned */
-  basicAuthSenha?: string | null;
-  /** 1 production, 2 homologation (default 2) */
-  ambiente?: 1 | 2;
-  /** NF-e (model 55) series, 1 to 999 */
-  serieNfe?: number | null;
-  /** NFC-e (model 65) series, 1 to 999 */
-  serieNfce?: number | null;
-  /** CSC id from the state tax portal */
-  cscId?: string | null;
-  /** CSC token; write-only: stored encrypted and never returned */
-  cscToken?: string | null;
-  /** Default PIS/COFINS CST, 2 digits; used for regime 1 only (ignored for MEI and Simples) */
-  cstPisCofins?: string | null;
-  /** Default PIS rate (%) */
-  aliquotaPis?: number | null;
-  /** Default COFINS rate (%) */
-  aliquotaCofins?: number | null;
-  /** PIS/COFINS/CSLL withholding (tpRetPisCofins): 0 not withheld (default), 1 PIS/COFINS withheld, 3 all withheld, … */
-  tipoRetencaoPisCofins?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | null;
-  /** Default IBS/CBS CST, 3 digits */
-  defaultCstIbscbs?: string | null;
-  /** Default IBS/CBS cClassTrib, 6 digits */
-  defaultClassificacaoTributaria?: string | null;
-  /** Default cIndOp, 6 digits */
-  defaultIndicadorOperacao?: string | null;
-  /** Default NBS code, 9 digits */
-  defaultNbs?: string | null;
-  /** DANFSe layout: padrao (default), retrato_logo, paisagem_logo; the logo layouts need a plan that allows a custom logo (Pro or higher); null restores padrao */
-  danfeTemplate?: 'padrao' | 'retrato_logo' | 'paisagem_logo' | null;
-};
-
-export interface UpdateProjectInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: UpdateProjectBody;
-}
-
-/** The project was updated */
-export type UpdateProjectResult = {
-  updated: true;
-  id: string;
-  /** Things to know about the saved project. ENGINE_NOT_AVAILABLE: no engine this service implements can issue for this municipality and regime; POST /emitir will answer 422 ENGINE_NOT_AVAILABLE until one does (MEI providers always issue through the national environment). See GET /cobertura/cidades. */
-  warnings: Array<{
-    /** Stable warning code (e.g. ENGINE_NOT_AVAILABLE) */
-    code: string;
-    /** The field the warning concerns */
-    field: string | null;
-    message: string;
-  }>;
-};
-
-export type UpdateProjectResponse =
-  | Success<200, UpdateProjectResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<413, Problem>
-  | Failure<415, Problem>
-  | Failure<429, Problem>;
-
-export interface GetNumberingInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-/** Numbering per document kind (spec 2.2) */
-export type GetNumberingResult = {
-  /** NFS-e numbering */
-  nfse: {
-    /** Last NFS-e number used */
-    ultimoNumero: number;
-    /** Always ultimoNumero + 1 */
-    proximoNumero: number;
-    /** The project serieNfse */
-    serie: string;
-  };
-  /** NF-e numbering */
-  nfe: {
-    /** Last NF-e number used */
-    ultimoNumero: number;
-    /** Always ultimoNumero + 1 */
-    proximoNumero: number;
-    /** The project serieNfe (null when unset) */
-    serie: number | null;
-  };
-  /** NFC-e numbering */
-  nfce: {
-    /** Last NFC-e number used */
-    ultimoNumero: number;
-    /** Always ultimoNumero + 1 */
-    proximoNumero: number;
-    /** The project serieNfce (null when unset) */
-    serie: number | null;
-  };
-};
-
-export type GetNumberingResponse =
-  | Success<200, GetNumberingResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export type UpdateNumberingBody = {
-  /** Last NFS-e (DPS) number used */
-  ultimoNumeroNfse?: number;
-  /** Last NF-e number used */
-  ultimoNumeroNfe?: number;
-  /** Last NFC-e number used */
-  ultimoNumeroNfce?: number;
-};
-
-export interface UpdateNumberingInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: UpdateNumberingBody;
-}
-
-/** Numbering per document kind (spec 2.2) */
-export type UpdateNumberingResult = {
-  /** NFS-e numbering */
-  nfse: {
-    /** Last NFS-e number used */
-    ultimoNumero: number;
-    /** Always ultimoNumero + 1 */
-    proximoNumero: number;
-    /** The project serieNfse */
-    serie: string;
-  };
-  /** NF-e numbering */
-  nfe: {
-    /** Last NF-e number used */
-    ultimoNumero: number;
-    /** Always ultimoNumero + 1 */
-    proximoNumero: number;
-    /** The project serieNfe (null when unset) */
-    serie: number | null;
-  };
-  /** NFC-e numbering */
-  nfce: {
-    /** Last NFC-e number used */
-    ultimoNumero: number;
-    /** Always ultimoNumero + 1 */
-    proximoNumero: number;
-    /** The project serieNfce (null when unset) */
-    serie: number | null;
-  };
-};
-
-export type UpdateNumberingResponse =
-  | Success<200, UpdateNumberingResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<413, Problem>
-  | Failure<415, Problem>
-  | Failure<429, Problem>;
-
-export interface ListApiKeysInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-/** Every key of the project, revoked ones included */
-export type ListApiKeysResult = {
-  data: Array<{
-    id: string;
-    name: string;
-    keyPrefix: string;
-    scopes: string[];
-    rateLimitPerMinute: number;
-    /** false once revoked */
-    active: boolean;
-    lastUsedAt: string | null;
-    createdAt: string;
-  }>;
-};
-
-export type ListApiKeysResponse =
-  | Success<200, ListApiKeysResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export type CreateApiKeyBody = {
-  /** Descriptive name */
-  name: string;
-  /** Subset of emit, cancel, query (default: all three) */
-  scopes?: Array<'emit' | 'cancel' | 'query'>;
-  /** Requests per minute allowed to this key (default 60); above the organization's ceiling it is capped */
-  rateLimitPerMinute?: number;
-};
-
-export interface CreateApiKeyInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: CreateApiKeyBody;
-}
-
-/** The new key; the full key is shown only in this response */
-export type CreateApiKeyResult = {
-  id: string;
-  name: string;
-  /** The full key, svc_…; shown only in this response */
-  key: string;
-  /** Short visible prefix, shown in listings */
-  keyPrefix: string;
-  scopes: string[];
-  /** The effective limit (after the ceiling) */
-  rateLimitPerMinute: number;
-  createdAt: string;
-  /** Adjustments made on your behalf (RATE_LIMIT_CAPPED) */
-  warnings: Array<{
-    code: string;
-    field: string | null;
-    message: string;
-  }>;
-};
-
-export type CreateApiKeyResponse =
-  | Success<201, CreateApiKeyResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<409, Problem>
-  | Failure<413, Problem>
-  | Failure<415, Problem>
-  | Failure<429, Problem>;
-
-export interface RevokeApiKeyInput {
-  path: {
-    /** Project id (UUID) */
-    id: string;
-    /** API key id (UUID) */
-    keyId: string;
-  };
-}
-
-/** The key is revoked */
-export type RevokeApiKeyResult = {
-  revoked: true;
-  id: string;
-};
-
-export type RevokeApiKeyResponse =
-  | Success<200, RevokeApiKeyResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export type UploadCertificateBody = {
-  /** PKCS#12 file (.pfx or .p12), at most 50 KB */
-  file: FileInput;
-  /** The certificate password */
-  password: string;
-};
-
-export interface UploadCertificateInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: UploadCertificateBody;
-}
-
-/** The stored certificate (spec 2.4) */
-export type UploadCertificateResult = {
-  id: string;
-  fileName: string;
-  subjectCN: string;
-  validFrom: string;
-  validUntil: string;
-  daysUntilExpiration: number;
-  active: boolean;
-};
-
-export type UploadCertificateResponse =
-  | Success<201, UploadCertificateResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<413, Problem>
-  | Failure<415, Problem>
-  | Failure<429, Problem>;
-
-export type UploadLogoBody = {
-  /** PNG, JPEG or WebP image, at most 500 KB */
-  file: FileInput;
-};
-
-export interface UploadLogoInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: UploadLogoBody;
-}
-
-/** The stored logo */
-export type UploadLogoResult = {
-  ok: true;
-  /** Storage key of the logo */
-  key: string;
-  /** Width in pixels, read from the image header */
-  width: number;
-  /** Height in pixels, read from the image header */
-  height: number;
-};
-
-export type UploadLogoResponse =
-  | Success<201, UploadLogoResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<413, Problem>
-  | Failure<415, Problem>
-  | Failure<429, Problem>;
-
-export interface DeleteLogoInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-/** The logo is removed */
-export type DeleteLogoResult = {
-  ok: true;
-};
-
-export type DeleteLogoResponse =
-  | Success<200, DeleteLogoResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export type GetSettingsInput = Record<string, never>;
-
-/** The organization settings (spec 2.6) */
-export type GetSettingsResult = {
-  name: string;
-  slug: string;
-  /** White-label base URL of document links (as set), or null */
-  storageBaseUrl: string | null;
-  /** Verification of the white-label domain; null without one */
-  storageBaseUrlStatus: {
-    /** pending_verification → active once its CNAME resolves to the target, or failed (reason) */
-    status: 'pending_verification' | 'active' | 'failed';
-    /** Why it is not active yet (or failed) */
-    reason: string | null;
-    checkedAt: string | null;
-    /** The host the CNAME must point to */
-    cnameTarget: string;
-    /** The base document URLs use now (the last verified domain; null: the default) */
-    activeBaseUrl: string | null;
-  } | null;
-  subscription: {
-    planName: string;
-    planSlug: string;
-    /** Credits used in the current monthly period */
-    creditsUsed: number;
-    /** Credits included in the plan per period */
-    creditsLimit: number;
-    /** Days until the current period ends */
-    daysLeft: number;
-  };
-};
-
-export type GetSettingsResponse =
-  | Success<200, GetSettingsResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<429, Problem>;
-
-export type UpdateSettingsBody = {
-  /** https URL on a public domain, or null to remove it */
-  storageBaseUrl: string | null;
-};
-
-export interface UpdateSettingsInput {
-  body: UpdateSettingsBody;
-}
-
-/** The white-label domain and what to do next */
-export type UpdateSettingsResult = {
-  storageBaseUrl: string | null;
-  /** pending_verification until the CNAME is verified; active when this domain is already the verified one; removed after null */
-  status: 'pending_verification' | 'active' | 'removed';
-  /** What to do next (the CNAME to set) */
-  message: string;
-};
-
-export type UpdateSettingsResponse =
-  | Success<200, UpdateSettingsResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<413, Problem>
-  | Failure<415, Problem>
-  | Failure<429, Problem>;
-
-export interface ListWebhookEndpointsInput {
-  query?: {
-    /** Page number, 1 to 1000000 */
-    page?: number;
-    /** Page size, 1 to 100 (default 20) */
-    limit?: number;
-  };
-}
-
-/** Default Response */
-export type ListWebhookEndpointsResult = {
-  data: Array<{
-    /** Endpoint id (UUID) */
-    id: string;
-    url: string;
-    description: string | null;
-    events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-    active: boolean;
-    /** A secret is set: deliveries are signed */
-    signing: boolean;
-    secretHint: string | null;
-    previousSecretExpiresAt: string | null;
-    /** Creation time */
-    createdAt: string;
-    /** Last change */
-    updatedAt: string;
-  }>;
-  pagination: {
-    page: number;
-    limit: number;
-    total: number;
-  };
-};
-
-export type ListWebhookEndpointsResponse =
-  | Success<200, ListWebhookEndpointsResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<429, Problem>;
-
-export type CreateWebhookEndpointBody = {
+export type CreateWebhookEndpointRequest = {
   /** HTTPS URL reached by POST. Refused: plain http, credentials in the URL, and hosts that are or resolve to loopback, private, link-local, CGNAT, multicast, reserved or cloud-metadata addresses (checked again at every attempt). */
   url: string;
   /** Event names to receive (a subset of the five of spec section 6) */
@@ -1020,12 +215,7 @@ export type CreateWebhookEndpointBody = {
   description?: string | null;
 };
 
-export interface CreateWebhookEndpointInput {
-  body: CreateWebhookEndpointBody;
-}
-
-/** Default Response */
-export type CreateWebhookEndpointResult = {
+export type CreateWebhookEndpointResponse201 = {
   /** Endpoint id (UUID) */
   id: string;
   url: string;
@@ -1044,758 +234,45 @@ export type CreateWebhookEndpointResult = {
   secret: string | null;
 };
 
-export type CreateWebhookEndpointResponse =
-  | Success<201, CreateWebhookEndpointResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<429, Problem>;
-
-export interface GetWebhookEndpointInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-/** A webhook endpoint (the secret itself is never returned after creation) */
-export type GetWebhookEndpointResult = {
-  /** Endpoint id (UUID) */
-  id: string;
-  url: string;
-  description: string | null;
-  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-  active: boolean;
-  /** A secret is set: deliveries are signed */
-  signing: boolean;
-  secretHint: string | null;
-  previousSecretExpiresAt: string | null;
-  /** Creation time */
-  createdAt: string;
-  /** Last change */
-  updatedAt: string;
-};
-
-export type GetWebhookEndpointResponse =
-  | Success<200, GetWebhookEndpointResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export interface DeleteWebhookEndpointInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-export type DeleteWebhookEndpointResponse =
-  | Success<204, undefined>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export type UpdateWebhookEndpointBody = {
-  /** HTTPS URL reached by POST. Refused: plain http, credentials in the URL, and hosts that are or resolve to loopback, private, link-local, CGNAT, multicast, reserved or cloud-metadata addresses (checked again at every attempt). */
-  url?: string;
-  /** Event names to receive (a subset of the five of spec section 6) */
-  events?: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-  /** HMAC key (any string; 32+ random characters recommended, or a Standard Webhooks `whsec_<base64>` secret). null or "" removes signing. Never returned after creation. */
-  secret?: string | null;
-  active?: boolean;
-  /** Free text for your own reference */
-  description?: string | null;
-};
-
-export interface UpdateWebhookEndpointInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  body: UpdateWebhookEndpointBody;
-}
-
-/** A webhook endpoint (the secret itself is never returned after creation) */
-export type UpdateWebhookEndpointResult = {
-  /** Endpoint id (UUID) */
-  id: string;
-  url: string;
-  description: string | null;
-  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-  active: boolean;
-  /** A secret is set: deliveries are signed */
-  signing: boolean;
-  secretHint: string | null;
-  previousSecretExpiresAt: string | null;
-  /** Creation time */
-  createdAt: string;
-  /** Last change */
-  updatedAt: string;
-};
-
-export type UpdateWebhookEndpointResponse =
-  | Success<200, UpdateWebhookEndpointResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export interface TestWebhookEndpointInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-/** Default Response */
-export type TestWebhookEndpointResult = {
-  /** The endpoint answered 2xx within 10 s */
-  success: boolean;
-  statusCode: number | null;
-  durationMs: number | null;
-  error: string | null;
-  responseSnippet: string | null;
-  /** One event delivered to one endpoint, with its attempts */
-  delivery: {
-    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-    id: string;
-    endpointId: string;
-    eventId: string | null;
-    /** Event name (X-Svc-Event) */
-    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-    status: 'pending' | 'succeeded' | 'failed';
-    attemptCount: number;
-    nextAttemptAt: string | null;
-    lastStatusCode: number | null;
-    lastError: string | null;
-    /** Creation time (the first attempt is due then) */
-    createdAt: string;
-    completedAt: string | null;
-    /** Every attempt, oldest first */
-    attempts: Array<{
-      /** 1 to 5 on the automatic schedule; manual retries go on counting */
-      attemptNumber: number;
-      /** When the attempt started */
-      attemptedAt: string;
-      /** A 2xx answer */
-      success: boolean;
-      statusCode: number | null;
-      durationMs: number;
-      error: string | null;
-      responseSnippet: string | null;
-    }>;
-  };
-};
-
-export type TestWebhookEndpointResponse =
-  | Success<200, TestWebhookEndpointResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<409, Problem>
-  | Failure<429, Problem>;
-
-export interface ListWebhookDeliveriesInput {
-  query?: {
-    /** Only this endpoint */
-    endpointId?: string;
-    /** Only this event name */
-    event?: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-    /** Only this status */
-    status?: 'pending' | 'succeeded' | 'failed';
-    /** Page number, 1 to 1000000 */
-    page?: number;
-    /** Page size, 1 to 100 (default 20) */
-    limit?: number;
-  };
-}
-
-/** Default Response */
-export type ListWebhookDeliveriesResult = {
-  data: Array<{
-    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-    id: string;
-    endpointId: string;
-    eventId: string | null;
-    /** Event name (X-Svc-Event) */
-    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-    status: 'pending' | 'succeeded' | 'failed';
-    attemptCount: number;
-    nextAttemptAt: string | null;
-    lastStatusCode: number | null;
-    lastError: string | null;
-    /** Creation time (the first attempt is due then) */
-    createdAt: string;
-    completedAt: string | null;
-    /** Every attempt, oldest first */
-    attempts: Array<{
-      /** 1 to 5 on the automatic schedule; manual retries go on counting */
-      attemptNumber: number;
-      /** When the attempt started */
-      attemptedAt: string;
-      /** A 2xx answer */
-      success: boolean;
-      statusCode: number | null;
-      durationMs: number;
-      error: string | null;
-      responseSnippet: string | null;
-    }>;
-  }>;
-  pagination: {
-    page: number;
-    limit: number;
-    total: number;
-  };
-};
-
-export type ListWebhookDeliveriesResponse =
-  | Success<200, ListWebhookDeliveriesResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<429, Problem>;
-
-export interface GetWebhookDeliveryInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-/** Default Response */
-export type GetWebhookDeliveryResult = {
-  /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-  id: string;
-  endpointId: string;
-  eventId: string | null;
-  /** Event name (X-Svc-Event) */
-  event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-  /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-  status: 'pending' | 'succeeded' | 'failed';
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  /** Creation time (the first attempt is due then) */
+/** Batch status (spec 2.9) */
+export type GetBatchStatusResponse200 = {
+  batchId: string;
+  /** processing: items still queued or processing; completed: all processed, no errors; partial: all processed, some errors; failed: all items failed */
+  status: 'processing' | 'completed' | 'partial' | 'failed';
+  total: number;
+  /** Items that reached issued, cancelled or error */
+  processed: number;
+  /** Items issued (a later cancellation still counts as issued) */
+  issued: number;
+  /** Items in error */
+  errors: number;
   createdAt: string;
   completedAt: string | null;
-  /** Every attempt, oldest first */
-  attempts: Array<{
-    /** 1 to 5 on the automatic schedule; manual retries go on counting */
-    attemptNumber: number;
-    /** When the attempt started */
-    attemptedAt: string;
-    /** A 2xx answer */
-    success: boolean;
-    statusCode: number | null;
-    durationMs: number;
-    error: string | null;
-    responseSnippet: string | null;
-  }>;
-} & {
-  /** The exact JSON body sent on every attempt */
-  body: string;
-};
-
-export type GetWebhookDeliveryResponse =
-  | Success<200, GetWebhookDeliveryResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export interface RetryWebhookDeliveryInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-/** One event delivered to one endpoint, with its attempts */
-export type RetryWebhookDeliveryResult = {
-  /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-  id: string;
-  endpointId: string;
-  eventId: string | null;
-  /** Event name (X-Svc-Event) */
-  event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-  /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-  status: 'pending' | 'succeeded' | 'failed';
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  /** Creation time (the first attempt is due then) */
-  createdAt: string;
-  completedAt: string | null;
-  /** Every attempt, oldest first */
-  attempts: Array<{
-    /** 1 to 5 on the automatic schedule; manual retries go on counting */
-    attemptNumber: number;
-    /** When the attempt started */
-    attemptedAt: string;
-    /** A 2xx answer */
-    success: boolean;
-    statusCode: number | null;
-    durationMs: number;
-    error: string | null;
-    responseSnippet: string | null;
+  /** The items in request order */
+  items: Array<{
+    invoiceId: string;
+    /** Position of the item in the request, from 0 */
+    index: number;
+    /** Invoice status (queued, processing, issued, error, cancelled) */
+    status: string;
+    referencia: string | null;
+    /** When issued and cached */
+    pdfUrl?: string | null;
+    /** When issued */
+    chNFSe?: string;
+    /** NFS-e number, when issued */
+    numeroNfse?: string;
+    /** When in error */
+    errorCode?: string;
+    /** When in error: the message of errorCode */
+    errorMessage?: string;
   }>;
 };
 
-export type RetryWebhookDeliveryResponse =
-  | Success<202, RetryWebhookDeliveryResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<409, Problem>
-  | Failure<429, Problem>;
-
-export type IssueInvoiceBody = {
-  /** Service taker. Exactly one identification: cnpj, cpf, or nif (or motivoNaoNif) abroad. */
-  tomador: {
-    /** CNPJ, 14 digits without mask; check digits validated. */
-    cnpj?: string;
-    /** CPF, 11 digits without mask; alternative to cnpj; check digits validated. */
-    cpf?: string;
-    /** Foreign tax id (NIF); required for a taker abroad without CNPJ/CPF. */
-    nif?: string;
-    /** Extension: for a party abroad without NIF, why it is missing (cNaoNIF): 1 exempt from NIF, 2 NIF not required. */
-    motivoNaoNif?: 1 | 2;
-    /** Name or legal name. */
-    nome: string;
-    /** Municipal registration (IM). */
-    inscricaoMunicipal?: string;
-    /** E-mail address. */
-    email?: string;
-    /** Phone number, digits only (area code + number). */
-    telefone?: string;
-    /** Postal address. */
-    endereco?: {
-      /** Street type and name (xLgr). */
-      logradouro?: string;
-      /** Street number (nro). */
-      numero?: string;
-      /** Address complement (xCpl). */
-      complemento?: string;
-      /** District / neighbourhood (xBairro). */
-      bairro?: string;
-      /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
-      cidade?: string;
-      /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
-      codigoMunicipio?: string;
-      /** State abbreviation (e.g. SP); `EX` for an address abroad. */
-      uf?: string;
-      /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
-      cep?: string;
-      /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
-      pais?: string;
-      /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
-      estadoProvincia?: string;
-      [key: string]: unknown;
-    };
-    [key: string]: unknown;
-  };
-  /** The service. */
-  servico: {
-    /** Full description of the service (xDescServ). */
-    descricao: string;
-    /** cTribNac, 6 digits (IISSDD); defaults to the project code. 4 or 5 zeros mean 000000. */
-    codigo?: string;
-    /** Municipal service code (city of São Paulo: 4 to 5 digits). */
-    codigoServico?: string;
-    /** 7-digit IBGE code of the municipality where the service was performed, or the ISO2 country when performed abroad; default the provider municipality. */
-    localPrestacao?: string;
-    /** NBS, 9 digits; part of the IBS/CBS framing. */
-    nbs?: string;
-    /** Municipal breakdown (cTribMun), 3 digits (7 digits for one state capital). */
-    codigoTributacaoMunicipal?: string;
-    /** CNAE of the service, for the engines that take it. */
-    cnae?: string;
-    /** Complementary information printed in the DANFSe (xInfComp). */
-    informacoesComplementares?: string;
-    /** Purchase order number (xPed). */
-    pedidoCompra?: string;
-    /** Reference contract or invoice (docRef). */
-    documentoReferencia?: string;
-    /** Building-work group (obra). */
-    obra?: {
-      /** Fiscal real-estate registration (inscImobFisc). */
-      inscricaoImobiliaria?: string;
-      /** CNO or CEI number of the building work (cObra). */
-      codigoObra?: string;
-      /** Brazilian Real-Estate Registry code (cCIB), 8 characters. */
-      codigoCib?: string;
-      /** Technical responsibility document (ART/RRT), idDocTec. */
-      art?: string;
-      /** Postal address. */
-      endereco?: {
-        /** Street type and name (xLgr). */
-        logradouro?: string;
-        /** Street number (nro). */
-        numero?: string;
-        /** Address complement (xCpl). */
-        complemento?: string;
-        /** District / neighbourhood (xBairro). */
-        bairro?: string;
-        /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
-        cidade?: string;
-        /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
-        codigoMunicipio?: string;
-        /** State abbreviation (e.g. SP); `EX` for an address abroad. */
-        uf?: string;
-        /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
-        cep?: string;
-        /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
-        pais?: string;
-        /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
-        estadoProvincia?: string;
-        [key: string]: unknown;
-      };
-      [key: string]: unknown;
-    };
-    /** Event-activity group (atvEvento); send id or endereco. */
-    evento?: {
-      /** Event name (LC 116 item 12). */
-      nome: string;
-      /** Start date, YYYY-MM-DD. */
-      dataInicio: string;
-      /** End date, YYYY-MM-DD; not before dataInicio. */
-      dataFim: string;
-      /** Event identifier given by the tax administration (idAtvEvt). */
-      id?: string;
-      /** Postal address. */
-      endereco?: {
-        /** Street type and name (xLgr). */
-        logradouro?: string;
-        /** Street number (nro). */
-        numero?: string;
-        /** Address complement (xCpl). */
-        complemento?: string;
-        /** District / neighbourhood (xBairro). */
-        bairro?: string;
-        /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
-        cidade?: string;
-        /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
-        codigoMunicipio?: string;
-        /** State abbreviation (e.g. SP); `EX` for an address abroad. */
-        uf?: string;
-        /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
-        cep?: string;
-        /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
-        pais?: string;
-        /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
-        estadoProvincia?: string;
-        [key: string]: unknown;
-      };
-      [key: string]: unknown;
-    };
-    /** IBS/CBS framing. Precedence per field: valores.ibscbs, servico.ibscbs, project defaults, then the official Anexo VIII table. */
-    ibscbs?: {
-      /** cClassTrib, 6 digits (alias cClassTrib). */
-      classificacaoTributaria?: string;
-      /** Alias of classificacaoTributaria. */
-      cClassTrib?: string;
-      /** cIndOp, 6 digits (aliases cIndOp, indOp). */
-      indicadorOperacao?: string;
-      /** Alias of indicadorOperacao. */
-      cIndOp?: string;
-      /** Alias of indicadorOperacao. */
-      indOp?: string;
-      /** IBS/CBS CST, 3 digits (alias cstIbscbs); default the CST of the classification. */
-      cst?: string;
-      /** Alias of cst. */
-      cstIbscbs?: string;
-      /** NBS, 9 digits (alias codigoNbs); also accepted as servico.nbs. */
-      nbs?: string;
-      /** Alias of nbs. */
-      codigoNbs?: string;
-      /** Purchase for personal use or consumption (indFinal); also 0/1; alias indFinal; default false. */
-      consumidorFinal?: boolean | '0' | '1' | 0 | 1;
-      /** Alias of consumidorFinal. */
-      indFinal?: boolean | '0' | '1' | 0 | 1;
-      /** indDest: `0` (default) the taker is the recipient, `1` another recipient (send destinatario). */
-      destinatarioPrincipal?: '0' | '1' | 0 | 1;
-      /** Alias of destinatarioPrincipal. */
-      indDest?: '0' | '1' | 0 | 1;
-      /** tpOper: 1 supply with later payment, 2 payment received with supply done, 3 supply with payment done, 4 payment received with later supply, 5 concomitant; alias tpOper. */
-      tipoOperacao?: string | number;
-      /** Alias of tipoOperacao. */
-      tpOper?: string | number;
-      /** tpEnteGov: 1 federal, 2 state, 3 district, 4 municipal, 9 other (9 is not in the national XSD and is omitted there); aliases enteGovernamental, tpEnteGov. */
-      tipoEnteGovernamental?: string | (1 | 2 | 3 | 4 | 9);
-      /** Alias of tipoEnteGovernamental. */
-      enteGovernamental?: string | (1 | 2 | 3 | 4 | 9);
-      /** Alias of tipoEnteGovernamental. */
-      tpEnteGov?: string | (1 | 2 | 3 | 4 | 9);
-      /** Extension: the recipient of the operation when destinatarioPrincipal is 1 (IBSCBS/dest). */
-      destinatario?: {
-        /** CNPJ, 14 digits without mask; check digits validated. */
-        cnpj?: string;
-        /** CPF, 11 digits without mask; alternative to cnpj; check digits validated. */
-        cpf?: string;
-        /** Foreign tax id (NIF); required for a taker abroad without CNPJ/CPF. */
-        nif?: string;
-        /** Extension: for a party abroad without NIF, why it is missing (cNaoNIF): 1 exempt from NIF, 2 NIF not required. */
-        motivoNaoNif?: 1 | 2;
-        /** Name or legal name. */
-        nome: string;
-        /** Municipal registration (IM). */
-        inscricaoMunicipal?: string;
-        /** E-mail address. */
-        email?: string;
-        /** Phone number, digits only (area code + number). */
-        telefone?: string;
-        /** Postal address. */
-        endereco?: {
-          /** Street type and name (xLgr). */
-          logradouro?: string;
-          /** Street number (nro). */
-          numero?: string;
-          /** Address complement (xCpl). */
-          complemento?: string;
-          /** District / neighbourhood (xBairro). */
-          bairro?: string;
-          /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
-          cidade?: string;
-          /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
-          codigoMunicipio?: string;
-          /** State abbreviation (e.g. SP); `EX` for an address abroad. */
-          uf?: string;
-          /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
-          cep?: string;
-          /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
-          pais?: string;
-          /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
-          estadoProvincia?: string;
-          [key: string]: unknown;
-        };
-        [key: string]: unknown;
-      };
-      [key: string]: unknown;
-    };
-    [key: string]: unknown;
-  };
-  /** Amounts and taxes. */
-  valores: {
-    /** Gross amount of the service in BRL (vServ), 2 decimals. */
-    total: number;
-    /** ISS rate in %. Taxable operations (tribISSQN 1): the statutory bounds 2 to 5 (LC 116/2003 art. 8 and 8-A; subitems 7.02, 7.05 and 16.01 may go below 2), checked before a number is spent with the government rejection code (E0429/E1297, E0595); Simples ME/EPP with withholding: at least 1.8 (E0621/E0628). 0 for immunity, export or no incidence. A number: strings, booleans, null and arrays are refused. */
-    aliquotaIss: number;
-    /** true: ISS withheld by the taker (tpRetISSQN 2); default false. */
-    issRetido?: boolean;
-    /** ISS taxation: 1 taxable, 2 immunity, 3 export, 4 no incidence; 3 when exportacao is given; default the project tributacaoIss, else 1. */
-    tribISSQN?: 1 | 2 | 3 | 4;
-    /** Extension: immunity type when tribISSQN is 2 (tpImunidade, CF88 art. 150 VI a-e: 1 public entities, 2 temples, 3 parties/unions/education/social assistance, 4 books and paper, 5 Brazilian music recordings). */
-    tipoImunidade?: 1 | 2 | 3 | 4 | 5;
-    /** Export group (comExt); required when servico.localPrestacao is a country or tribISSQN is 3. */
-    exportacao?: {
-      /** mdPrestacao: 1 cross-border, 2 consumption in Brazil, 3 commercial presence abroad, 4 temporary movement. */
-      modoPrestacao?: 1 | 2 | 3 | 4;
-      /** vincPrest: 0 none (default), 1 controlled, 2 controlling, 3 affiliated, 4 head office, 5 branch, 6 other. */
-      vinculoPartes?: 0 | 1 | 2 | 3 | 4 | 5 | 6;
-      /** 3-digit central-bank currency code (tpMoeda). */
-      codigoMoeda?: string;
-      /** Amount in the foreign currency (vServMoeda). */
-      valorServicoMoeda?: number;
-      /** Provider support mechanism (mecAFComexP), 2 digits; default `01` (none). */
-      fomentoPrestador?: string;
-      /** Taker support mechanism (mecAFComexT), 2 digits; default `01` (none). */
-      fomentoTomador?: string;
-      /** movTempBens: 1 no (default), 2 import declaration, 3 export declaration. */
-      movimentacaoTemporariaBens?: 1 | 2 | 3;
-      /** Extension: import declaration number (nDI), required when movimentacaoTemporariaBens is 2. */
-      declaracaoImportacao?: string;
-      /** Extension: export registration number (nRE), required when movimentacaoTemporariaBens is 3. */
-      registroExportacao?: string;
-      /** Share the invoice data with the foreign-trade authority (mdic); default false. */
-      compartilharMdic?: boolean;
-      /** ISO2 country where the result of the service occurs (cPaisResult); required in export notes. */
-      paisResultado?: string;
-      [key: string]: unknown;
-    };
-    /** Approximate taxes (Lei 12.741/2012): percentages or amounts, never both. */
-    totaisTributosAproximados?: {
-      /** Approximate federal taxes, %. */
-      percentualTributacaoFederal?: number;
-      /** Approximate state taxes, %. */
-      percentualTributacaoEstadual?: number;
-      /** Approximate municipal taxes, %. */
-      percentualTributacaoMunicipal?: number;
-      /** Approximate federal taxes, BRL. */
-      valorTributacaoFederal?: number;
-      /** Approximate state taxes, BRL. */
-      valorTributacaoEstadual?: number;
-      /** Approximate municipal taxes, BRL. */
-      valorTributacaoMunicipal?: number;
-      [key: string]: unknown;
-    };
-    /** PIS/COFINS (national environment; ignored for MEI and Simples). */
-    pisCofins?: {
-      /** PIS/COFINS CST, 2 digits; default the project cstPisCofins. */
-      cst?: string;
-      /** Calculation base in BRL; default the service total. */
-      baseCalculo?: number;
-      /** PIS rate, %; default the project aliquotaPis. */
-      aliquotaPis?: number;
-      /** COFINS rate, %; default the project aliquotaCofins. */
-      aliquotaCofins?: number;
-      /** PIS amount override, BRL; default base × rate. */
-      valorPis?: number;
-      /** COFINS amount override, BRL; default base × rate. */
-      valorCofins?: number;
-      /** tpRetPisCofins: 0 not withheld (default), 1 PIS/COFINS withheld, 3 all withheld (0-9 per XSD). */
-      tipoRetencao?: number;
-      [key: string]: unknown;
-    };
-    /** IRRF withheld, BRL (vRetIRRF). */
-    retencaoIrrf?: number;
-    /** Social-security contribution withheld, BRL (vRetCP). */
-    retencaoCp?: number;
-    /** CSLL withheld, BRL (vRetCSLL). */
-    retencaoCsll?: number;
-    /** IBS/CBS framing. Precedence per field: valores.ibscbs, servico.ibscbs, project defaults, then the official Anexo VIII table. */
-    ibscbs?: {
-      /** cClassTrib, 6 digits (alias cClassTrib). */
-      classificacaoTributaria?: string;
-      /** Alias of classificacaoTributaria. */
-      cClassTrib?: string;
-      /** cIndOp, 6 digits (aliases cIndOp, indOp). */
-      indicadorOperacao?: string;
-      /** Alias of indicadorOperacao. */
-      cIndOp?: string;
-      /** Alias of indicadorOperacao. */
-      indOp?: string;
-      /** IBS/CBS CST, 3 digits (alias cstIbscbs); default the CST of the classification. */
-      cst?: string;
-      /** Alias of cst. */
-      cstIbscbs?: string;
-      /** NBS, 9 digits (alias codigoNbs); also accepted as servico.nbs. */
-      nbs?: string;
-      /** Alias of nbs. */
-      codigoNbs?: string;
-      /** Purchase for personal use or consumption (indFinal); also 0/1; alias indFinal; default false. */
-      consumidorFinal?: boolean | '0' | '1' | 0 | 1;
-      /** Alias of consumidorFinal. */
-      indFinal?: boolean | '0' | '1' | 0 | 1;
-      /** indDest: `0` (default) the taker is the recipient, `1` another recipient (send destinatario). */
-      destinatarioPrincipal?: '0' | '1' | 0 | 1;
-      /** Alias of destinatarioPrincipal. */
-      indDest?: '0' | '1' | 0 | 1;
-      /** tpOper: 1 supply with later payment, 2 payment received with supply done, 3 supply with payment done, 4 payment received with later supply, 5 concomitant; alias tpOper. */
-      tipoOperacao?: string | number;
-      /** Alias of tipoOperacao. */
-      tpOper?: string | number;
-      /** tpEnteGov: 1 federal, 2 state, 3 district, 4 municipal, 9 other (9 is not in the national XSD and is omitted there); aliases enteGovernamental, tpEnteGov. */
-      tipoEnteGovernamental?: string | (1 | 2 | 3 | 4 | 9);
-      /** Alias of tipoEnteGovernamental. */
-      enteGovernamental?: string | (1 | 2 | 3 | 4 | 9);
-      /** Alias of tipoEnteGovernamental. */
-      tpEnteGov?: string | (1 | 2 | 3 | 4 | 9);
-      /** Extension: the recipient of the operation when destinatarioPrincipal is 1 (IBSCBS/dest). */
-      destinatario?: {
-        /** CNPJ, 14 digits without mask; check digits validated. */
-        cnpj?: string;
-        /** CPF, 11 digits without mask; alternative to cnpj; check digits validated. */
-        cpf?: string;
-        /** Foreign tax id (NIF); required for a taker abroad without CNPJ/CPF. */
-        nif?: string;
-        /** Extension: for a party abroad without NIF, why it is missing (cNaoNIF): 1 exempt from NIF, 2 NIF not required. */
-        motivoNaoNif?: 1 | 2;
-        /** Name or legal name. */
-        nome: string;
-        /** Municipal registration (IM). */
-        inscricaoMunicipal?: string;
-        /** E-mail address. */
-        email?: string;
-        /** Phone number, digits only (area code + number). */
-        telefone?: string;
-        /** Postal address. */
-        endereco?: {
-          /** Street type and name (xLgr). */
-          logradouro?: string;
-          /** Street number (nro). */
-          numero?: string;
-          /** Address complement (xCpl). */
-          complemento?: string;
-          /** District / neighbourhood (xBairro). */
-          bairro?: string;
-          /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
-          cidade?: string;
-          /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
-          codigoMunicipio?: string;
-          /** State abbreviation (e.g. SP); `EX` for an address abroad. */
-          uf?: string;
-          /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
-          cep?: string;
-          /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
-          pais?: string;
-          /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
-          estadoProvincia?: string;
-          [key: string]: unknown;
-        };
-        [key: string]: unknown;
-      };
-      [key: string]: unknown;
-    };
-    [key: string]: unknown;
-  };
-  /** Accrual month, YYYY-MM; default the current month. */
-  competencia?: string;
-  /** Caller's external identifier. */
-  referencia?: string;
-  [key: string]: unknown;
-};
-
-export interface IssueInvoiceInput {
-  headers?: {
-    'idempotency-key'?: string;
-  };
-  body: IssueInvoiceBody;
-}
-
-/** Default Response */
-export type IssueInvoiceResult = {
-  queued: boolean;
-  invoiceId: string;
-  status: 'queued';
-  /** Path of the status endpoint */
-  pollUrl: string;
-  /** Adjustments the service made on the caller's behalf (fields ignored, defaults applied, groups omitted); empty when none */
-  warnings: Array<{
-    /** Stable code: FEDERAL_TAXES_IGNORED, IBSCBS_GROUP_OMITTED, TIPO_ENTE_GOVERNAMENTAL_NOT_EXPRESSIBLE, CTRIBMUN_IGNORED, CTRIBMUN_INJECTED, SERVICE_CODE_NORMALIZED, PROJECT_DEFAULT_APPLIED, RATE_LIMIT_CAPPED, ENGINE_NOT_AVAILABLE, PROJECT_DEFAULT_IGNORED, FOREIGN_ADDRESS_DEFAULT_APPLIED */
-    code: string;
-    /** The request field the adjustment concerns (dotted path), or null for the whole request */
-    field: string | null;
-    /** What the service did on the caller's behalf */
-    message: string;
-  }>;
-};
-
-export type IssueInvoiceResponse =
-  | Success<202, IssueInvoiceResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<402, Problem>
-  | Failure<403, Problem>
-  | Failure<409, Problem>
-  | Failure<422, Problem>
-  | Failure<429, Problem>;
-
-export interface GetInvoiceStatusInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
+export type GetInvoicePdfResponse200 = Uint8Array;
 
 /** Invoice status (spec 2.8) */
-export type GetInvoiceStatusResult = {
+export type GetInvoiceStatusResponse200 = {
   invoiceId: string;
   /** queued → processing → issued | error; issued → cancelled */
   status: 'queued' | 'processing' | 'issued' | 'error' | 'cancelled';
@@ -1864,92 +341,72 @@ export type GetInvoiceStatusResult = {
   };
 };
 
-export type GetInvoiceStatusResponse =
-  | Success<200, GetInvoiceStatusResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export interface GetInvoiceXmlInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-  query?: {
-    type?: 'emission' | 'cancel';
-  };
-}
-
 /** application/xml */
-export type GetInvoiceXmlResult = string;
+export type GetInvoiceXmlResponse200 = string;
 
-export type GetInvoiceXmlResponse =
-  | Success<200, GetInvoiceXmlResult>
-  | Redirect<302>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<409, Problem>
-  | Failure<429, Problem>;
-
-export interface GetInvoicePdfInput {
-  path: {
-    /** Resource id (UUID) */
-    id: string;
-  };
-}
-
-/** The DANFSe rendered on the fly */
-export type GetInvoicePdfResult = Uint8Array;
-
-export type GetInvoicePdfResponse =
-  | Success<200, GetInvoicePdfResult>
-  | Redirect<302>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<409, Problem>
-  | Failure<422, Problem>
-  | Failure<429, Problem>
-  | Failure<501, Problem>
-  | Failure<502, Problem>;
-
-export type CancelInvoiceBody = {
-  /** The invoice to cancel */
-  invoiceId: string;
-  /** Reason (free text, at most 255 characters) */
-  motivo?: string;
-  [key: string]: unknown;
+export type GetWebhookDeliveryResponse200 = {
+  /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
+  id: string;
+  endpointId: string;
+  eventId: string | null;
+  /** Event name (X-Svc-Event) */
+  event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
+  /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
+  status: 'pending' | 'succeeded' | 'failed';
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  /** Creation time (the first attempt is due then) */
+  createdAt: string;
+  completedAt: string | null;
+  /** Every attempt, oldest first */
+  attempts: Array<{
+    /** 1 to 5 on the automatic schedule; manual retries go on counting */
+    attemptNumber: number;
+    /** When the attempt started */
+    attemptedAt: string;
+    /** A 2xx answer */
+    success: boolean;
+    statusCode: number | null;
+    durationMs: number;
+    error: string | null;
+    responseSnippet: string | null;
+  }>;
+} & {
+  /** The exact JSON body sent on every attempt */
+  body: string;
 };
 
-export interface CancelInvoiceInput {
-  body: CancelInvoiceBody;
-}
-
-/** Cancellation accepted (asynchronous) */
-export type CancelInvoiceResult = {
-  invoiceId: string;
-  /** The cancellation was accepted and is being sent; the invoice stays issued until it is done */
-  status: 'cancelling';
-  cancellation: {
-    status: 'requested';
-    requestedAt: string;
-  };
-  /** Path of the status endpoint */
-  pollUrl: string;
+/** A webhook endpoint (the secret itself is never returned after creation) */
+export type GetWebhookEndpointResponse200 = {
+  /** Endpoint id (UUID) */
+  id: string;
+  url: string;
+  description: string | null;
+  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
+  active: boolean;
+  /** A secret is set: deliveries are signed */
+  signing: boolean;
+  secretHint: string | null;
+  previousSecretExpiresAt: string | null;
+  /** Creation time */
+  createdAt: string;
+  /** Last change */
+  updatedAt: string;
 };
 
-export type CancelInvoiceResponse =
-  | Success<202, CancelInvoiceResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<409, Problem>
-  | Failure<429, Problem>;
+export type Health = {
+  status: 'ok';
+  database: 'ok';
+};
 
-export type IssueBatchBody = {
+export type HealthUnavailable = {
+  status: 'error';
+  database: 'unreachable';
+} | Problem;
+
+export type IssueBatchRequest = {
   /** 1 to 100 invoices, each shaped like the body of POST /emitir */
   items: Array<{
     /** Service taker. Exactly one identification: cnpj, cpf, or nif (or motivoNaoNif) abroad. */
@@ -2349,16 +806,8 @@ export type IssueBatchBody = {
   [key: string]: unknown;
 };
 
-export interface IssueBatchInput {
-  headers?: {
-    /** Client-chosen key making a retry of the same batch safe (e.g. a file hash + chunk number) */
-    'idempotency-key'?: string;
-  };
-  body: IssueBatchBody;
-}
-
 /** Batch accepted; poll GET /invoices/batch/{batchId}/status */
-export type IssueBatchResult = {
+export type IssueBatchResponse202 = {
   batchId: string;
   /** Number of invoices queued (one per item) */
   queued: number;
@@ -2380,76 +829,842 @@ export type IssueBatchResult = {
   }>;
 };
 
-export type IssueBatchResponse =
-  | Success<202, IssueBatchResult>
-  | Failure<400, Problem>
-  | Failure<401, Problem>
-  | Failure<402, Problem>
-  | Failure<403, Problem>
-  | Failure<409, Problem>
-  | Failure<422, Problem>
-  | Failure<429, Problem>;
-
-export interface GetBatchStatusInput {
-  path: {
-    /** The batchId returned by POST /emitir/batch */
-    batchId: string;
+/** NFS-e issue request (POST /emitir). */
+export type IssueInvoiceRequest = {
+  /** Service taker. Exactly one identification: cnpj, cpf, or nif (or motivoNaoNif) abroad. */
+  tomador: {
+    /** CNPJ, 14 digits without mask; check digits validated. */
+    cnpj?: string;
+    /** CPF, 11 digits without mask; alternative to cnpj; check digits validated. */
+    cpf?: string;
+    /** Foreign tax id (NIF); required for a taker abroad without CNPJ/CPF. */
+    nif?: string;
+    /** Extension: for a party abroad without NIF, why it is missing (cNaoNIF): 1 exempt from NIF, 2 NIF not required. */
+    motivoNaoNif?: 1 | 2;
+    /** Name or legal name. */
+    nome: string;
+    /** Municipal registration (IM). */
+    inscricaoMunicipal?: string;
+    /** E-mail address. */
+    email?: string;
+    /** Phone number, digits only (area code + number). */
+    telefone?: string;
+    /** Postal address. */
+    endereco?: {
+      /** Street type and name (xLgr). */
+      logradouro?: string;
+      /** Street number (nro). */
+      numero?: string;
+      /** Address complement (xCpl). */
+      complemento?: string;
+      /** District / neighbourhood (xBairro). */
+      bairro?: string;
+      /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
+      cidade?: string;
+      /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
+      codigoMunicipio?: string;
+      /** State abbreviation (e.g. SP); `EX` for an address abroad. */
+      uf?: string;
+      /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
+      cep?: string;
+      /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
+      pais?: string;
+      /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
+      estadoProvincia?: string;
+      [key: string]: unknown;
+    };
+    [key: string]: unknown;
   };
-}
+  /** The service. */
+  servico: {
+    /** Full description of the service (xDescServ). */
+    descricao: string;
+    /** cTribNac, 6 digits (IISSDD); defaults to the project code. 4 or 5 zeros mean 000000. */
+    codigo?: string;
+    /** Municipal service code (city of São Paulo: 4 to 5 digits). */
+    codigoServico?: string;
+    /** 7-digit IBGE code of the municipality where the service was performed, or the ISO2 country when performed abroad; default the provider municipality. */
+    localPrestacao?: string;
+    /** NBS, 9 digits; part of the IBS/CBS framing. */
+    nbs?: string;
+    /** Municipal breakdown (cTribMun), 3 digits (7 digits for one state capital). */
+    codigoTributacaoMunicipal?: string;
+    /** CNAE of the service, for the engines that take it. */
+    cnae?: string;
+    /** Complementary information printed in the DANFSe (xInfComp). */
+    informacoesComplementares?: string;
+    /** Purchase order number (xPed). */
+    pedidoCompra?: string;
+    /** Reference contract or invoice (docRef). */
+    documentoReferencia?: string;
+    /** Building-work group (obra). */
+    obra?: {
+      /** Fiscal real-estate registration (inscImobFisc). */
+      inscricaoImobiliaria?: string;
+      /** CNO or CEI number of the building work (cObra). */
+      codigoObra?: string;
+      /** Brazilian Real-Estate Registry code (cCIB), 8 characters. */
+      codigoCib?: string;
+      /** Technical responsibility document (ART/RRT), idDocTec. */
+      art?: string;
+      /** Postal address. */
+      endereco?: {
+        /** Street type and name (xLgr). */
+        logradouro?: string;
+        /** Street number (nro). */
+        numero?: string;
+        /** Address complement (xCpl). */
+        complemento?: string;
+        /** District / neighbourhood (xBairro). */
+        bairro?: string;
+        /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
+        cidade?: string;
+        /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
+        codigoMunicipio?: string;
+        /** State abbreviation (e.g. SP); `EX` for an address abroad. */
+        uf?: string;
+        /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
+        cep?: string;
+        /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
+        pais?: string;
+        /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
+        estadoProvincia?: string;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
+    /** Event-activity group (atvEvento); send id or endereco. */
+    evento?: {
+      /** Event name (LC 116 item 12). */
+      nome: string;
+      /** Start date, YYYY-MM-DD. */
+      dataInicio: string;
+      /** End date, YYYY-MM-DD; not before dataInicio. */
+      dataFim: string;
+      /** Event identifier given by the tax administration (idAtvEvt). */
+      id?: string;
+      /** Postal address. */
+      endereco?: {
+        /** Street type and name (xLgr). */
+        logradouro?: string;
+        /** Street number (nro). */
+        numero?: string;
+        /** Address complement (xCpl). */
+        complemento?: string;
+        /** District / neighbourhood (xBairro). */
+        bairro?: string;
+        /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
+        cidade?: string;
+        /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
+        codigoMunicipio?: string;
+        /** State abbreviation (e.g. SP); `EX` for an address abroad. */
+        uf?: string;
+        /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
+        cep?: string;
+        /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
+        pais?: string;
+        /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
+        estadoProvincia?: string;
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
+    /** IBS/CBS framing. Precedence per field: valores.ibscbs, servico.ibscbs, project defaults, then the official Anexo VIII table. */
+    ibscbs?: {
+      /** cClassTrib, 6 digits (alias cClassTrib). */
+      classificacaoTributaria?: string;
+      /** Alias of classificacaoTributaria. */
+      cClassTrib?: string;
+      /** cIndOp, 6 digits (aliases cIndOp, indOp). */
+      indicadorOperacao?: string;
+      /** Alias of indicadorOperacao. */
+      cIndOp?: string;
+      /** Alias of indicadorOperacao. */
+      indOp?: string;
+      /** IBS/CBS CST, 3 digits (alias cstIbscbs); default the CST of the classification. */
+      cst?: string;
+      /** Alias of cst. */
+      cstIbscbs?: string;
+      /** NBS, 9 digits (alias codigoNbs); also accepted as servico.nbs. */
+      nbs?: string;
+      /** Alias of nbs. */
+      codigoNbs?: string;
+      /** Purchase for personal use or consumption (indFinal); also 0/1; alias indFinal; default false. */
+      consumidorFinal?: boolean | '0' | '1' | 0 | 1;
+      /** Alias of consumidorFinal. */
+      indFinal?: boolean | '0' | '1' | 0 | 1;
+      /** indDest: `0` (default) the taker is the recipient, `1` another recipient (send destinatario). */
+      destinatarioPrincipal?: '0' | '1' | 0 | 1;
+      /** Alias of destinatarioPrincipal. */
+      indDest?: '0' | '1' | 0 | 1;
+      /** tpOper: 1 supply with later payment, 2 payment received with supply done, 3 supply with payment done, 4 payment received with later supply, 5 concomitant; alias tpOper. */
+      tipoOperacao?: string | number;
+      /** Alias of tipoOperacao. */
+      tpOper?: string | number;
+      /** tpEnteGov: 1 federal, 2 state, 3 district, 4 municipal, 9 other (9 is not in the national XSD and is omitted there); aliases enteGovernamental, tpEnteGov. */
+      tipoEnteGovernamental?: string | (1 | 2 | 3 | 4 | 9);
+      /** Alias of tipoEnteGovernamental. */
+      enteGovernamental?: string | (1 | 2 | 3 | 4 | 9);
+      /** Alias of tipoEnteGovernamental. */
+      tpEnteGov?: string | (1 | 2 | 3 | 4 | 9);
+      /** Extension: the recipient of the operation when destinatarioPrincipal is 1 (IBSCBS/dest). */
+      destinatario?: {
+        /** CNPJ, 14 digits without mask; check digits validated. */
+        cnpj?: string;
+        /** CPF, 11 digits without mask; alternative to cnpj; check digits validated. */
+        cpf?: string;
+        /** Foreign tax id (NIF); required for a taker abroad without CNPJ/CPF. */
+        nif?: string;
+        /** Extension: for a party abroad without NIF, why it is missing (cNaoNIF): 1 exempt from NIF, 2 NIF not required. */
+        motivoNaoNif?: 1 | 2;
+        /** Name or legal name. */
+        nome: string;
+        /** Municipal registration (IM). */
+        inscricaoMunicipal?: string;
+        /** E-mail address. */
+        email?: string;
+        /** Phone number, digits only (area code + number). */
+        telefone?: string;
+        /** Postal address. */
+        endereco?: {
+          /** Street type and name (xLgr). */
+          logradouro?: string;
+          /** Street number (nro). */
+          numero?: string;
+          /** Address complement (xCpl). */
+          complemento?: string;
+          /** District / neighbourhood (xBairro). */
+          bairro?: string;
+          /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
+          cidade?: string;
+          /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
+          codigoMunicipio?: string;
+          /** State abbreviation (e.g. SP); `EX` for an address abroad. */
+          uf?: string;
+          /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
+          cep?: string;
+          /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
+          pais?: string;
+          /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
+          estadoProvincia?: string;
+          [key: string]: unknown;
+        };
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
+    [key: string]: unknown;
+  };
+  /** Amounts and taxes. */
+  valores: {
+    /** Gross amount of the service in BRL (vServ), 2 decimals. */
+    total: number;
+    /** ISS rate in %. Taxable operations (tribISSQN 1): the statutory bounds 2 to 5 (LC 116/2003 art. 8 and 8-A; subitems 7.02, 7.05 and 16.01 may go below 2), checked before a number is spent with the government rejection code (E0429/E1297, E0595); Simples ME/EPP with withholding: at least 1.8 (E0621/E0628). 0 for immunity, export or no incidence. A number: strings, booleans, null and arrays are refused. */
+    aliquotaIss: number;
+    /** true: ISS withheld by the taker (tpRetISSQN 2); default false. */
+    issRetido?: boolean;
+    /** ISS taxation: 1 taxable, 2 immunity, 3 export, 4 no incidence; 3 when exportacao is given; default the project tributacaoIss, else 1. */
+    tribISSQN?: 1 | 2 | 3 | 4;
+    /** Extension: immunity type when tribISSQN is 2 (tpImunidade, CF88 art. 150 VI a-e: 1 public entities, 2 temples, 3 parties/unions/education/social assistance, 4 books and paper, 5 Brazilian music recordings). */
+    tipoImunidade?: 1 | 2 | 3 | 4 | 5;
+    /** Export group (comExt); required when servico.localPrestacao is a country or tribISSQN is 3. */
+    exportacao?: {
+      /** mdPrestacao: 1 cross-border, 2 consumption in Brazil, 3 commercial presence abroad, 4 temporary movement. */
+      modoPrestacao?: 1 | 2 | 3 | 4;
+      /** vincPrest: 0 none (default), 1 controlled, 2 controlling, 3 affiliated, 4 head office, 5 branch, 6 other. */
+      vinculoPartes?: 0 | 1 | 2 | 3 | 4 | 5 | 6;
+      /** 3-digit central-bank currency code (tpMoeda). */
+      codigoMoeda?: string;
+      /** Amount in the foreign currency (vServMoeda). */
+      valorServicoMoeda?: number;
+      /** Provider support mechanism (mecAFComexP), 2 digits; default `01` (none). */
+      fomentoPrestador?: string;
+      /** Taker support mechanism (mecAFComexT), 2 digits; default `01` (none). */
+      fomentoTomador?: string;
+      /** movTempBens: 1 no (default), 2 import declaration, 3 export declaration. */
+      movimentacaoTemporariaBens?: 1 | 2 | 3;
+      /** Extension: import declaration number (nDI), required when movimentacaoTemporariaBens is 2. */
+      declaracaoImportacao?: string;
+      /** Extension: export registration number (nRE), required when movimentacaoTemporariaBens is 3. */
+      registroExportacao?: string;
+      /** Share the invoice data with the foreign-trade authority (mdic); default false. */
+      compartilharMdic?: boolean;
+      /** ISO2 country where the result of the service occurs (cPaisResult); required in export notes. */
+      paisResultado?: string;
+      [key: string]: unknown;
+    };
+    /** Approximate taxes (Lei 12.741/2012): percentages or amounts, never both. */
+    totaisTributosAproximados?: {
+      /** Approximate federal taxes, %. */
+      percentualTributacaoFederal?: number;
+      /** Approximate state taxes, %. */
+      percentualTributacaoEstadual?: number;
+      /** Approximate municipal taxes, %. */
+      percentualTributacaoMunicipal?: number;
+      /** Approximate federal taxes, BRL. */
+      valorTributacaoFederal?: number;
+      /** Approximate state taxes, BRL. */
+      valorTributacaoEstadual?: number;
+      /** Approximate municipal taxes, BRL. */
+      valorTributacaoMunicipal?: number;
+      [key: string]: unknown;
+    };
+    /** PIS/COFINS (national environment; ignored for MEI and Simples). */
+    pisCofins?: {
+      /** PIS/COFINS CST, 2 digits; default the project cstPisCofins. */
+      cst?: string;
+      /** Calculation base in BRL; default the service total. */
+      baseCalculo?: number;
+      /** PIS rate, %; default the project aliquotaPis. */
+      aliquotaPis?: number;
+      /** COFINS rate, %; default the project aliquotaCofins. */
+      aliquotaCofins?: number;
+      /** PIS amount override, BRL; default base × rate. */
+      valorPis?: number;
+      /** COFINS amount override, BRL; default base × rate. */
+      valorCofins?: number;
+      /** tpRetPisCofins: 0 not withheld (default), 1 PIS/COFINS withheld, 3 all withheld (0-9 per XSD). */
+      tipoRetencao?: number;
+      [key: string]: unknown;
+    };
+    /** IRRF withheld, BRL (vRetIRRF). */
+    retencaoIrrf?: number;
+    /** Social-security contribution withheld, BRL (vRetCP). */
+    retencaoCp?: number;
+    /** CSLL withheld, BRL (vRetCSLL). */
+    retencaoCsll?: number;
+    /** IBS/CBS framing. Precedence per field: valores.ibscbs, servico.ibscbs, project defaults, then the official Anexo VIII table. */
+    ibscbs?: {
+      /** cClassTrib, 6 digits (alias cClassTrib). */
+      classificacaoTributaria?: string;
+      /** Alias of classificacaoTributaria. */
+      cClassTrib?: string;
+      /** cIndOp, 6 digits (aliases cIndOp, indOp). */
+      indicadorOperacao?: string;
+      /** Alias of indicadorOperacao. */
+      cIndOp?: string;
+      /** Alias of indicadorOperacao. */
+      indOp?: string;
+      /** IBS/CBS CST, 3 digits (alias cstIbscbs); default the CST of the classification. */
+      cst?: string;
+      /** Alias of cst. */
+      cstIbscbs?: string;
+      /** NBS, 9 digits (alias codigoNbs); also accepted as servico.nbs. */
+      nbs?: string;
+      /** Alias of nbs. */
+      codigoNbs?: string;
+      /** Purchase for personal use or consumption (indFinal); also 0/1; alias indFinal; default false. */
+      consumidorFinal?: boolean | '0' | '1' | 0 | 1;
+      /** Alias of consumidorFinal. */
+      indFinal?: boolean | '0' | '1' | 0 | 1;
+      /** indDest: `0` (default) the taker is the recipient, `1` another recipient (send destinatario). */
+      destinatarioPrincipal?: '0' | '1' | 0 | 1;
+      /** Alias of destinatarioPrincipal. */
+      indDest?: '0' | '1' | 0 | 1;
+      /** tpOper: 1 supply with later payment, 2 payment received with supply done, 3 supply with payment done, 4 payment received with later supply, 5 concomitant; alias tpOper. */
+      tipoOperacao?: string | number;
+      /** Alias of tipoOperacao. */
+      tpOper?: string | number;
+      /** tpEnteGov: 1 federal, 2 state, 3 district, 4 municipal, 9 other (9 is not in the national XSD and is omitted there); aliases enteGovernamental, tpEnteGov. */
+      tipoEnteGovernamental?: string | (1 | 2 | 3 | 4 | 9);
+      /** Alias of tipoEnteGovernamental. */
+      enteGovernamental?: string | (1 | 2 | 3 | 4 | 9);
+      /** Alias of tipoEnteGovernamental. */
+      tpEnteGov?: string | (1 | 2 | 3 | 4 | 9);
+      /** Extension: the recipient of the operation when destinatarioPrincipal is 1 (IBSCBS/dest). */
+      destinatario?: {
+        /** CNPJ, 14 digits without mask; check digits validated. */
+        cnpj?: string;
+        /** CPF, 11 digits without mask; alternative to cnpj; check digits validated. */
+        cpf?: string;
+        /** Foreign tax id (NIF); required for a taker abroad without CNPJ/CPF. */
+        nif?: string;
+        /** Extension: for a party abroad without NIF, why it is missing (cNaoNIF): 1 exempt from NIF, 2 NIF not required. */
+        motivoNaoNif?: 1 | 2;
+        /** Name or legal name. */
+        nome: string;
+        /** Municipal registration (IM). */
+        inscricaoMunicipal?: string;
+        /** E-mail address. */
+        email?: string;
+        /** Phone number, digits only (area code + number). */
+        telefone?: string;
+        /** Postal address. */
+        endereco?: {
+          /** Street type and name (xLgr). */
+          logradouro?: string;
+          /** Street number (nro). */
+          numero?: string;
+          /** Address complement (xCpl). */
+          complemento?: string;
+          /** District / neighbourhood (xBairro). */
+          bairro?: string;
+          /** City name. In Brazil it is resolved to its IBGE code automatically (accents and case ignored). */
+          cidade?: string;
+          /** Extension: 7-digit IBGE code of the city (Brazil); takes precedence over cidade. */
+          codigoMunicipio?: string;
+          /** State abbreviation (e.g. SP); `EX` for an address abroad. */
+          uf?: string;
+          /** CEP, 8 digits without mask, in Brazil; the postal code (up to 11 characters) abroad. */
+          cep?: string;
+          /** ISO 3166-1 alpha-2 country code; default `BR`. Any other value activates the foreign-taker flow. */
+          pais?: string;
+          /** Extension: state, province or region of an address abroad (xEstProvReg); default the uf value when not EX. */
+          estadoProvincia?: string;
+          [key: string]: unknown;
+        };
+        [key: string]: unknown;
+      };
+      [key: string]: unknown;
+    };
+    [key: string]: unknown;
+  };
+  /** Accrual month, YYYY-MM; default the current month. */
+  competencia?: string;
+  /** Caller's external identifier. */
+  referencia?: string;
+  [key: string]: unknown;
+};
 
-/** Batch status (spec 2.9) */
-export type GetBatchStatusResult = {
-  batchId: string;
-  /** processing: items still queued or processing; completed: all processed, no errors; partial: all processed, some errors; failed: all items failed */
-  status: 'processing' | 'completed' | 'partial' | 'failed';
-  total: number;
-  /** Items that reached issued, cancelled or error */
-  processed: number;
-  /** Items issued (a later cancellation still counts as issued) */
-  issued: number;
-  /** Items in error */
-  errors: number;
-  createdAt: string;
-  completedAt: string | null;
-  /** The items in request order */
-  items: Array<{
-    invoiceId: string;
-    /** Position of the item in the request, from 0 */
-    index: number;
-    /** Invoice status (queued, processing, issued, error, cancelled) */
-    status: string;
-    referencia: string | null;
-    /** When issued and cached */
-    pdfUrl?: string | null;
-    /** When issued */
-    chNFSe?: string;
-    /** NFS-e number, when issued */
-    numeroNfse?: string;
-    /** When in error */
-    errorCode?: string;
-    /** When in error: the message of errorCode */
-    errorMessage?: string;
+export type IssueInvoiceResponse202 = {
+  queued: boolean;
+  invoiceId: string;
+  status: 'queued';
+  /** Path of the status endpoint */
+  pollUrl: string;
+  /** Adjustments the service made on the caller's behalf (fields ignored, defaults applied, groups omitted); empty when none */
+  warnings: Array<{
+    /** Stable code: FEDERAL_TAXES_IGNORED, IBSCBS_GROUP_OMITTED, TIPO_ENTE_GOVERNAMENTAL_NOT_EXPRESSIBLE, CTRIBMUN_IGNORED, CTRIBMUN_INJECTED, SERVICE_CODE_NORMALIZED, PROJECT_DEFAULT_APPLIED, RATE_LIMIT_CAPPED, ENGINE_NOT_AVAILABLE, PROJECT_DEFAULT_IGNORED, FOREIGN_ADDRESS_DEFAULT_APPLIED */
+    code: string;
+    /** The request field the adjustment concerns (dotted path), or null for the whole request */
+    field: string | null;
+    /** What the service did on the caller's behalf */
+    message: string;
   }>;
 };
 
-export type GetBatchStatusResponse =
-  | Success<200, GetBatchStatusResult>
-  | Failure<401, Problem>
-  | Failure<403, Problem>
-  | Failure<404, Problem>
-  | Failure<429, Problem>;
-
-export interface SearchCitiesInput {
-  query: {
-    /** Name (≥ 2 characters) or 7-digit IBGE code */
-    q: string;
-    /** Page size, 1 to 100 (default 20) */
-    limit?: number;
+/** The municipal breakdowns (cTribMun) of a national service code in a municipality (spec 4.6) */
+export type ListCodesResponse200 = {
+  /** The national service code asked (cTribNac, 6 digits) */
+  codigo: string;
+  /** Its description in the national service list (Anexo B) */
+  descricao: string;
+  /** The municipality asked (IBGE, 7 digits) */
+  ibge: string;
+  municipio: string;
+  uf: string;
+  /** Month the parametrisation is in force for (YYYY-MM) */
+  competencia: string;
+  /** true: the municipality broke the service down and a DPS must carry one breakdown (cTribMun); POST /emitir injects `padrao` when servico.codigoTributacaoMunicipal is not sent */
+  exigeDesdobramento: boolean;
+  semDesdobramento: {
+    aliquota: number | null;
+    incidencia: string | null;
+    vigenciaInicio: string | null;
+    vigenciaFim: string | null;
+  } | null;
+  /** Municipal breakdowns of the service, in code order; empty when there are none */
+  desdobramentos: Array<{
+    /** The value for servico.codigoTributacaoMunicipal (cTribMun, 3 digits) */
+    codigoTributacaoMunicipal: string;
+    /** The code as the ADN keys it, `II.SS.DD.NNN` */
+    codigoServicoAdn: string;
+    /** The municipality's text of the breakdown (xTribMun) once an NFS-e with it was issued through this service; until then the national description with the breakdown number (the ADN API publishes no text for a breakdown) */
+    descricao: string;
+    /** `nfse`: the xTribMun of an issued NFS-e; `lista-nacional`: built from the national list */
+    origemDescricao: 'nfse' | 'lista-nacional';
+    /** The breakdown injected when the municipality requires one and none is sent */
+    padrao: boolean;
+    aliquota: number | null;
+    incidencia: string | null;
+    vigenciaInicio: string | null;
+    vigenciaFim: string | null;
+  }>;
+  /** Where the data comes from */
+  fonte: {
+    api: 'ADN Parâmetros Municipais';
+    /** The project's environment the ADN was asked in */
+    ambiente: 'producao' | 'homologacao';
+    /** When the oldest answer used was fetched (answers are cached, NFSE_ADN_PARAMETERS_TTL_SECONDS) */
+    consultadoEm: string;
   };
-}
+};
 
-/** Default Response */
-export type SearchCitiesResult = {
+export type ListWebhookDeliveriesResponse200 = {
+  data: Array<{
+    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
+    id: string;
+    endpointId: string;
+    eventId: string | null;
+    /** Event name (X-Svc-Event) */
+    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
+    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
+    status: 'pending' | 'succeeded' | 'failed';
+    attemptCount: number;
+    nextAttemptAt: string | null;
+    lastStatusCode: number | null;
+    lastError: string | null;
+    /** Creation time (the first attempt is due then) */
+    createdAt: string;
+    completedAt: string | null;
+    /** Every attempt, oldest first */
+    attempts: Array<{
+      /** 1 to 5 on the automatic schedule; manual retries go on counting */
+      attemptNumber: number;
+      /** When the attempt started */
+      attemptedAt: string;
+      /** A 2xx answer */
+      success: boolean;
+      statusCode: number | null;
+      durationMs: number;
+      error: string | null;
+      responseSnippet: string | null;
+    }>;
+  }>;
+  pagination: {
+    page: number;
+    limit: number;
+    total: number;
+  };
+};
+
+export type ListWebhookEndpointsResponse200 = {
+  data: Array<{
+    /** Endpoint id (UUID) */
+    id: string;
+    url: string;
+    description: string | null;
+    events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
+    active: boolean;
+    /** A secret is set: deliveries are signed */
+    signing: boolean;
+    secretHint: string | null;
+    previousSecretExpiresAt: string | null;
+    /** Creation time */
+    createdAt: string;
+    /** Last change */
+    updatedAt: string;
+  }>;
+  pagination: {
+    page: number;
+    limit: number;
+    total: number;
+  };
+};
+
+export type LogoDeleted = {
+  ok: true;
+};
+
+/** A stored logo */
+export type LogoUploaded = {
+  ok: true;
+  /** Storage key of the logo */
+  key: string;
+  /** Width in pixels, read from the image header */
+  width: number;
+  /** Height in pixels, read from the image header */
+  height: number;
+};
+
+export type Member = {
+  id: string;
+  orgId: string;
+  email: string;
+  createdAt: string;
+};
+
+/** Numbering per document kind (spec 2.2) */
+export type Numbering = {
+  /** NFS-e numbering */
+  nfse: {
+    /** Last NFS-e number used */
+    ultimoNumero: number;
+    /** Always ultimoNumero + 1 */
+    proximoNumero: number;
+    /** The project serieNfse */
+    serie: string;
+  };
+  /** NF-e numbering */
+  nfe: {
+    /** Last NF-e number used */
+    ultimoNumero: number;
+    /** Always ultimoNumero + 1 */
+    proximoNumero: number;
+    /** The project serieNfe (null when unset) */
+    serie: number | null;
+  };
+  /** NFC-e numbering */
+  nfce: {
+    /** Last NFC-e number used */
+    ultimoNumero: number;
+    /** Always ultimoNumero + 1 */
+    proximoNumero: number;
+    /** The project serieNfce (null when unset) */
+    serie: number | null;
+  };
+};
+
+export type OrganizationCreated = {
+  id: string;
+  name: string;
+  slug: string;
+  plan: string;
+  /** Organization token (svc_org_…) with every scope; shown only here */
+  token: string;
+};
+
+export type OrganizationLimits = {
+  id: string;
+  /** The operator's value */
+  keyRateLimitCeiling: number | null;
+  /** The ceiling new keys get */
+  effectiveKeyRateLimitCeiling: number;
+};
+
+export type OrganizationList = {
+  data: Array<{
+    id: string;
+    name: string;
+    slug: string;
+    plan: string;
+    /** Credits used in the current period */
+    creditsUsed: number;
+    periodStart: string;
+    /** Active projects */
+    projects: number;
+    /** Active organization tokens */
+    activeTokens: number;
+    createdAt: string;
+  }>;
+};
+
+export type OrganizationPlan = {
+  id: string;
+  /** Plan slug */
+  plan: string;
+};
+
+/** Organization settings (spec 2.6) */
+export type OrganizationSettings = {
+  name: string;
+  slug: string;
+  /** White-label base URL of document links (as set), or null */
+  storageBaseUrl: string | null;
+  /** Verification of the white-label domain; null without one */
+  storageBaseUrlStatus: {
+    /** pending_verification → active once its CNAME resolves to the target, or failed (reason) */
+    status: 'pending_verification' | 'active' | 'failed';
+    /** Why it is not active yet (or failed) */
+    reason: string | null;
+    checkedAt: string | null;
+    /** The host the CNAME must point to */
+    cnameTarget: string;
+    /** The base document URLs use now (the last verified domain; null: the default) */
+    activeBaseUrl: string | null;
+  } | null;
+  subscription: {
+    planName: string;
+    planSlug: string;
+    /** Credits used in the current monthly period */
+    creditsUsed: number;
+    /** Credits included in the plan per period */
+    creditsLimit: number;
+    /** Days until the current period ends */
+    daysLeft: number;
+  };
+};
+
+export type OrgTokenCreated = {
+  id: string;
+  name: string;
+  /** shown only here */
+  token: string;
+  scopes: string[];
+};
+
+export type OrgTokenRevoked = {
+  revoked: boolean;
+  id: string;
+};
+
+/** RFC 9457 problem details */
+export type Problem = {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  /** Stable machine-readable error code (see the error catalogue) */
+  code: string;
+  errors: Array<{
+    field: string;
+    message: string;
+  }>;
+  requestId: string;
+  [key: string]: unknown;
+};
+
+/** Full project. basicAuthSenha, cscToken, the certificate and its password are write-only and never returned. */
+export type Project = {
+  /** Project id (UUID) */
+  id: string;
+  name: string;
+  /** 14 digits */
+  cnpj: string;
+  razaoSocial: string;
+  codigoMunicipio: string | null;
+  /** 1 production, 2 homologation */
+  ambiente: number;
+  regimeTributario: string | null;
+  crt: number | null;
+  serieNfse: string;
+  serieNfe: number | null;
+  serieNfce: number | null;
+  tributacaoIss: number | null;
+  cstPisCofins: string | null;
+  defaultCstIbscbs: string | null;
+  defaultClassificacaoTributaria: string | null;
+  defaultIndicadorOperacao: string | null;
+  defaultNbs: string | null;
+  /** padrao, retrato_logo or paisagem_logo */
+  danfeTemplate: string;
+  active: boolean;
+  createdAt: string;
+  inscricaoMunicipal: string | null;
+  inscricaoEstadual: string | null;
+  email: string | null;
+  telefone: string | null;
+  description: string | null;
+  /** Company address (parts without a value are null) */
+  endereco: {
+    logradouro: string | null;
+    numero: string | null;
+    complemento: string | null;
+    bairro: string | null;
+    cidade: string | null;
+    uf: string | null;
+    cep: string | null;
+  };
+  codigoTributacao: string | null;
+  aliquotaSimples: number | null;
+  regimeIss: number | null;
+  codigoServicoSp: string | null;
+  endpointOverride: string | null;
+  cnae: string | null;
+  basicAuthUsuario: string | null;
+  cscId: string | null;
+  /** Whether a CSC token is stored (the token itself is write-only) */
+  hasCscToken: boolean;
+  aliquotaPis: number | null;
+  aliquotaCofins: number | null;
+  tipoRetencaoPisCofins: number | null;
+  updatedAt: string;
+};
+
+/** A created project */
+export type ProjectCreated = {
+  /** Project id (UUID) */
+  id: string;
+  name: string;
+  /** 14 digits */
+  cnpj: string;
+  razaoSocial: string;
+  codigoMunicipio: string | null;
+  /** 1 production, 2 homologation */
+  ambiente: number;
+  regimeTributario: string | null;
+  crt: number | null;
+  serieNfse: string;
+  serieNfe: number | null;
+  serieNfce: number | null;
+  tributacaoIss: number | null;
+  cstPisCofins: string | null;
+  defaultCstIbscbs: string | null;
+  defaultClassificacaoTributaria: string | null;
+  defaultIndicadorOperacao: string | null;
+  defaultNbs: string | null;
+  /** padrao, retrato_logo or paisagem_logo */
+  danfeTemplate: string;
+  active: boolean;
+  createdAt: string;
+  /** Things to know about the saved project. ENGINE_NOT_AVAILABLE: no engine this service implements can issue for this municipality and regime; POST /emitir will answer 422 ENGINE_NOT_AVAILABLE until one does (MEI providers always issue through the national environment). See GET /cobertura/cidades. */
+  warnings: Array<{
+    /** Stable warning code (e.g. ENGINE_NOT_AVAILABLE) */
+    code: string;
+    /** The field the warning concerns */
+    field: string | null;
+    message: string;
+  }>;
+};
+
+/** One page of projects */
+export type ProjectList = {
+  data: Array<{
+    id: string;
+    name: string;
+    cnpj: string;
+    codigoMunicipio: string | null;
+    active: boolean;
+    /** An active A1 certificate is stored */
+    hasCertificate: boolean;
+    /** The project has at least one active API key */
+    hasApiKey: boolean;
+    createdAt: string;
+  }>;
+  pagination: {
+    page: number;
+    limit: number;
+    total: number;
+  };
+};
+
+/** An updated project */
+export type ProjectUpdated = {
+  updated: true;
+  id: string;
+  /** Things to know about the saved project. ENGINE_NOT_AVAILABLE: no engine this service implements can issue for this municipality and regime; POST /emitir will answer 422 ENGINE_NOT_AVAILABLE until one does (MEI providers always issue through the national environment). See GET /cobertura/cidades. */
+  warnings: Array<{
+    /** Stable warning code (e.g. ENGINE_NOT_AVAILABLE) */
+    code: string;
+    /** The field the warning concerns */
+    field: string | null;
+    message: string;
+  }>;
+};
+
+/** One event delivered to one endpoint, with its attempts */
+export type RetryWebhookDeliveryResponse202 = {
+  /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
+  id: string;
+  endpointId: string;
+  eventId: string | null;
+  /** Event name (X-Svc-Event) */
+  event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
+  /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
+  status: 'pending' | 'succeeded' | 'failed';
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  /** Creation time (the first attempt is due then) */
+  createdAt: string;
+  completedAt: string | null;
+  /** Every attempt, oldest first */
+  attempts: Array<{
+    /** 1 to 5 on the automatic schedule; manual retries go on counting */
+    attemptNumber: number;
+    /** When the attempt started */
+    attemptedAt: string;
+    /** A 2xx answer */
+    success: boolean;
+    statusCode: number | null;
+    durationMs: number;
+    error: string | null;
+    responseSnippet: string | null;
+  }>;
+};
+
+export type SearchCitiesResponse200 = {
   /** The query as received (trimmed) */
   query: string;
   /** Matches: exact names first, then names starting with the query, then containing it */
@@ -2519,6 +1734,955 @@ export type SearchCitiesResult = {
   };
 };
 
+/** A white-label domain and what to do next */
+export type StorageDomain = {
+  storageBaseUrl: string | null;
+  /** pending_verification until the CNAME is verified; active when this domain is already the verified one; removed after null */
+  status: 'pending_verification' | 'active' | 'removed';
+  /** What to do next (the CNAME to set) */
+  message: string;
+};
+
+export type TestWebhookEndpointResponse200 = {
+  /** The endpoint answered 2xx within 10 s */
+  success: boolean;
+  statusCode: number | null;
+  durationMs: number | null;
+  error: string | null;
+  responseSnippet: string | null;
+  /** One event delivered to one endpoint, with its attempts */
+  delivery: {
+    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
+    id: string;
+    endpointId: string;
+    eventId: string | null;
+    /** Event name (X-Svc-Event) */
+    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
+    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
+    status: 'pending' | 'succeeded' | 'failed';
+    attemptCount: number;
+    nextAttemptAt: string | null;
+    lastStatusCode: number | null;
+    lastError: string | null;
+    /** Creation time (the first attempt is due then) */
+    createdAt: string;
+    completedAt: string | null;
+    /** Every attempt, oldest first */
+    attempts: Array<{
+      /** 1 to 5 on the automatic schedule; manual retries go on counting */
+      attemptNumber: number;
+      /** When the attempt started */
+      attemptedAt: string;
+      /** A 2xx answer */
+      success: boolean;
+      statusCode: number | null;
+      durationMs: number;
+      error: string | null;
+      responseSnippet: string | null;
+    }>;
+  };
+};
+
+/** The last numbers used before this service (for example by the previous issuer) */
+export type UpdateNumberingRequest = {
+  /** Last NFS-e (DPS) number used */
+  ultimoNumeroNfse?: number;
+  /** Last NF-e number used */
+  ultimoNumeroNfe?: number;
+  /** Last NFC-e number used */
+  ultimoNumeroNfce?: number;
+};
+
+/** The new key rate ceiling */
+export type UpdateOrgLimitsRequest = {
+  /** Requests per minute, or null for the default (plan and service setting) */
+  keyRateLimitCeiling: number | null;
+};
+
+/** The fields to change; null removes a value */
+export type UpdateProjectRequest = {
+  /** Project name */
+  name?: string;
+  /** Company legal name */
+  razaoSocial?: string;
+  /** Immutable: accepted only when equal to the stored CNPJ (any other value is a 400) */
+  cnpj?: string;
+  /** Municipal registration (inscrição municipal) */
+  inscricaoMunicipal?: string | null;
+  /** State registration (inscrição estadual) */
+  inscricaoEstadual?: string | null;
+  /** 1 not opted-in (regime normal), 2 MEI, 3 Simples Nacional ME/EPP, 3e Simples Nacional sublimit excess */
+  regimeTributario?: '1' | '2' | '3' | '3e' | null;
+  /** IBGE municipality code, 7 digits; must exist in the table of the 5,571 municipalities */
+  codigoMunicipio?: string | null;
+  /** Company e-mail */
+  email?: string | null;
+  /** Company phone (digits, spaces, ( ) + -) */
+  telefone?: string | null;
+  /** Project description */
+  description?: string | null;
+  /** Company address; on update, the given parts replace the stored ones */
+  endereco?: {
+    /** Street */
+    logradouro?: string | null;
+    /** Number */
+    numero?: string | null;
+    /** Complement */
+    complemento?: string | null;
+    /** District */
+    bairro?: string | null;
+    /** City name */
+    cidade?: string | null;
+    /** State abbreviation (UF) */
+    uf?: 'AC' | 'AL' | 'AM' | 'AP' | 'BA' | 'CE' | 'DF' | 'ES' | 'GO' | 'MA' | 'MG' | 'MS' | 'MT' | 'PA' | 'PB' | 'PE' | 'PI' | 'PR' | 'RJ' | 'RN' | 'RO' | 'RR' | 'RS' | 'SC' | 'SE' | 'SP' | 'TO' | null;
+    /** Postal code, 8 digits only */
+    cep?: string | null;
+  } | null;
+  /** National taxation code (LC 116/2003); pre-fills servico.codigo when issuing */
+  codigoTributacao?: string | null;
+  /** ISS taxation: 1 taxable, 2 outside scope, 3 export, 4 no incidence */
+  tributacaoIss?: 1 | 2 | 3 | 4 | null;
+  /** NFS-e series, 1 to 5 digits (default 1608) */
+  serieNfse?: string;
+  /** Effective DAS rate (%) for Simples Nacional ME/EPP */
+  aliquotaSimples?: number | null;
+  /** ISS regime: 1 inside the DAS, 2 separate, 3 both separate */
+  regimeIss?: 1 | 2 | 3 | null;
+  /** City-of-São-Paulo service code, 5 digits; required for São Paulo */
+  codigoServicoSp?: string | null;
+  /** Spec 4.8.3: the base URL the project's municipal engine sends to, taking precedence over the municipality registry's (a provider's new address before the registry knows it). Not used by the national environment. null removes it. */
+  endpointOverride?: string | null;
+  /** Main CNAE, 7 digits (formatted or not); required by GINFES and the Federal District */
+  cnae?: string | null;
+  /** User for municipalities that use HTTP Basic Auth */
+  basicAuthUsuario?: string | null;
+  /** Basic Auth password; write-only: stored encrypted and never returned */
+  basicAuthSenha?: string | null;
+  /** 1 production, 2 homologation (default 2) */
+  ambiente?: 1 | 2;
+  /** NF-e (model 55) series, 1 to 999 */
+  serieNfe?: number | null;
+  /** NFC-e (model 65) series, 1 to 999 */
+  serieNfce?: number | null;
+  /** CSC id from the state tax portal */
+  cscId?: string | null;
+  /** CSC token; write-only: stored encrypted and never returned */
+  cscToken?: string | null;
+  /** Default PIS/COFINS CST, 2 digits; used for regime 1 only (ignored for MEI and Simples) */
+  cstPisCofins?: string | null;
+  /** Default PIS rate (%) */
+  aliquotaPis?: number | null;
+  /** Default COFINS rate (%) */
+  aliquotaCofins?: number | null;
+  /** PIS/COFINS/CSLL withholding (tpRetPisCofins): 0 not withheld (default), 1 PIS/COFINS withheld, 3 all withheld, … */
+  tipoRetencaoPisCofins?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | null;
+  /** Default IBS/CBS CST, 3 digits */
+  defaultCstIbscbs?: string | null;
+  /** Default IBS/CBS cClassTrib, 6 digits */
+  defaultClassificacaoTributaria?: string | null;
+  /** Default cIndOp, 6 digits */
+  defaultIndicadorOperacao?: string | null;
+  /** Default NBS code, 9 digits */
+  defaultNbs?: string | null;
+  /** DANFSe layout: padrao (default), retrato_logo, paisagem_logo; the logo layouts need a plan that allows a custom logo (Pro or higher); null restores padrao */
+  danfeTemplate?: 'padrao' | 'retrato_logo' | 'paisagem_logo' | null;
+};
+
+/** The white-label base URL of document links, or null to remove it */
+export type UpdateSettingsRequest = {
+  /** https URL on a public domain, or null to remove it */
+  storageBaseUrl: string | null;
+};
+
+export type UpdateWebhookEndpointRequest = {
+  /** HTTPS URL reached by POST. Refused: plain http, credentials in the URL, and hosts that are or resolve to loopback, private, link-local, CGNAT, multicast, reserved or cloud-metadata addresses (checked again at every attempt). */
+  url?: string;
+  /** Event names to receive (a subset of the five of spec section 6) */
+  events?: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
+  /** HMAC key (any string; 32+ random characters recommended, or a Standard Webhooks `whsec_<base64>` secret). null or "" removes signing. Never returned after creation. */
+  secret?: string | null;
+  active?: boolean;
+  /** Free text for your own reference */
+  description?: string | null;
+};
+
+/** A webhook endpoint (the secret itself is never returned after creation) */
+export type UpdateWebhookEndpointResponse200 = {
+  /** Endpoint id (UUID) */
+  id: string;
+  url: string;
+  description: string | null;
+  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
+  active: boolean;
+  /** A secret is set: deliveries are signed */
+  signing: boolean;
+  secretHint: string | null;
+  previousSecretExpiresAt: string | null;
+  /** Creation time */
+  createdAt: string;
+  /** Last change */
+  updatedAt: string;
+};
+
+/** The A1 certificate file and its password */
+export type UploadCertificateRequest = {
+  /** PKCS#12 file (.pfx or .p12), at most 50 KB */
+  file: Uint8Array;
+  /** The certificate password */
+  password: string;
+};
+
+/** The logo image */
+export type UploadLogoRequest = {
+  /** PNG, JPEG or WebP image, at most 500 KB */
+  file: Uint8Array;
+};
+
+// ── Operations ──
+
+export type HealthInput = Record<string, never>;
+
+/** The process is up and its database answers */
+export type HealthResult = Health;
+
+export type HealthResponse =
+  | Success<200, HealthResult>
+  | Failure<431, Problem>
+  | Failure<503, HealthUnavailable>;
+
+export type ListOrganizationsInput = Record<string, never>;
+
+/** Every organization, oldest first */
+export type ListOrganizationsResult = OrganizationList;
+
+export type ListOrganizationsResponse =
+  | Success<200, ListOrganizationsResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<429, Problem>;
+
+export type CreateOrganizationBody = CreateOrganizationRequest;
+
+export interface CreateOrganizationInput {
+  body: CreateOrganizationBody;
+}
+
+/** The organization and its first organization token, shown only in this response */
+export type CreateOrganizationResult = OrganizationCreated;
+
+export type CreateOrganizationResponse =
+  | Success<201, CreateOrganizationResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<429, Problem>;
+
+export type CreateOrgTokenBody = CreateOrgTokenRequest;
+
+export interface CreateOrgTokenInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: CreateOrgTokenBody;
+}
+
+/** The new organization token; the token itself is shown only in this response */
+export type CreateOrgTokenResult = OrgTokenCreated;
+
+export type CreateOrgTokenResponse =
+  | Success<201, CreateOrgTokenResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export interface RevokeOrgTokenInput {
+  path: {
+    id: string;
+    tokenId: string;
+  };
+}
+
+/** The token is revoked; requests with it are refused from now on */
+export type RevokeOrgTokenResult = OrgTokenRevoked;
+
+export type RevokeOrgTokenResponse =
+  | Success<200, RevokeOrgTokenResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export type CreateMemberBody = CreateMemberRequest;
+
+export interface CreateMemberInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: CreateMemberBody;
+}
+
+/** The member is created and can sign in to the dashboard */
+export type CreateMemberResult = Member;
+
+export type CreateMemberResponse =
+  | Success<201, CreateMemberResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<409, Problem>
+  | Failure<429, Problem>;
+
+export type ChangePlanBody = ChangePlanRequest;
+
+export interface ChangePlanInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: ChangePlanBody;
+}
+
+/** The organization is on the new plan */
+export type ChangePlanResult = OrganizationPlan;
+
+export type ChangePlanResponse =
+  | Success<200, ChangePlanResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export type UpdateOrgLimitsBody = UpdateOrgLimitsRequest;
+
+export interface UpdateOrgLimitsInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: UpdateOrgLimitsBody;
+}
+
+/** The organization's key rate ceiling */
+export type UpdateOrgLimitsResult = OrganizationLimits;
+
+export type UpdateOrgLimitsResponse =
+  | Success<200, UpdateOrgLimitsResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export interface ListProjectsInput {
+  query?: {
+    /** Page number, 1 to 1000000 */
+    page?: number;
+    /** Page size, 1 to 100 (default 20) */
+    limit?: number;
+    /** true (default): active projects only; false: all projects */
+    active?: boolean;
+  };
+}
+
+/** One page of the projects, newest first */
+export type ListProjectsResult = ProjectList;
+
+export type ListProjectsResponse =
+  | Success<200, ListProjectsResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<429, Problem>;
+
+export type CreateProjectBody = CreateProjectRequest;
+
+export interface CreateProjectInput {
+  body: CreateProjectBody;
+}
+
+/** The created project, with the warnings about it (ENGINE_NOT_AVAILABLE) */
+export type CreateProjectResult = ProjectCreated;
+
+export type CreateProjectResponse =
+  | Success<201, CreateProjectResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<409, Problem>
+  | Failure<413, Problem>
+  | Failure<415, Problem>
+  | Failure<429, Problem>;
+
+export interface GetProjectInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** The project (write-only fields are never returned) */
+export type GetProjectResult = Project;
+
+export type GetProjectResponse =
+  | Success<200, GetProjectResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export interface DeleteProjectInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+export type DeleteProjectResponse =
+  | Success<204, undefined>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export type UpdateProjectBody = UpdateProjectRequest;
+
+export interface UpdateProjectInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: UpdateProjectBody;
+}
+
+/** The project was updated */
+export type UpdateProjectResult = ProjectUpdated;
+
+export type UpdateProjectResponse =
+  | Success<200, UpdateProjectResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<413, Problem>
+  | Failure<415, Problem>
+  | Failure<429, Problem>;
+
+export interface GetNumberingInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** The last used and next numbers per document kind (spec 2.2) */
+export type GetNumberingResult = Numbering;
+
+export type GetNumberingResponse =
+  | Success<200, GetNumberingResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export type UpdateNumberingBody = UpdateNumberingRequest;
+
+export interface UpdateNumberingInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: UpdateNumberingBody;
+}
+
+/** The effective numbering after the update (numbers never decrease) */
+export type UpdateNumberingResult = Numbering;
+
+export type UpdateNumberingResponse =
+  | Success<200, UpdateNumberingResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<413, Problem>
+  | Failure<415, Problem>
+  | Failure<429, Problem>;
+
+export interface ListApiKeysInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** Every key of the project, revoked ones included */
+export type ListApiKeysResult = ApiKeyList;
+
+export type ListApiKeysResponse =
+  | Success<200, ListApiKeysResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export type CreateApiKeyBody = CreateApiKeyRequest;
+
+export interface CreateApiKeyInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: CreateApiKeyBody;
+}
+
+/** The new key; the full key is shown only in this response */
+export type CreateApiKeyResult = ApiKeyCreated;
+
+export type CreateApiKeyResponse =
+  | Success<201, CreateApiKeyResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<409, Problem>
+  | Failure<413, Problem>
+  | Failure<415, Problem>
+  | Failure<429, Problem>;
+
+export interface RevokeApiKeyInput {
+  path: {
+    /** Project id (UUID) */
+    id: string;
+    /** API key id (UUID) */
+    keyId: string;
+  };
+}
+
+/** The key is revoked; requests with it are refused from now on */
+export type RevokeApiKeyResult = ApiKeyRevoked;
+
+export type RevokeApiKeyResponse =
+  | Success<200, RevokeApiKeyResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export type UploadCertificateBody = UploadCertificateRequest;
+
+export interface UploadCertificateInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: UploadCertificateBody;
+}
+
+/** The stored certificate (spec 2.4); it replaces the previous one */
+export type UploadCertificateResult = Certificate;
+
+export type UploadCertificateResponse =
+  | Success<201, UploadCertificateResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<413, Problem>
+  | Failure<415, Problem>
+  | Failure<429, Problem>;
+
+export type UploadLogoBody = UploadLogoRequest;
+
+export interface UploadLogoInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: UploadLogoBody;
+}
+
+/** The stored logo, with the dimensions read from the image */
+export type UploadLogoResult = LogoUploaded;
+
+export type UploadLogoResponse =
+  | Success<201, UploadLogoResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<413, Problem>
+  | Failure<415, Problem>
+  | Failure<429, Problem>;
+
+export interface DeleteLogoInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** The logo is removed and danfeTemplate is padrao */
+export type DeleteLogoResult = LogoDeleted;
+
+export type DeleteLogoResponse =
+  | Success<200, DeleteLogoResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export type GetSettingsInput = Record<string, never>;
+
+/** The organization settings (spec 2.6) */
+export type GetSettingsResult = OrganizationSettings;
+
+export type GetSettingsResponse =
+  | Success<200, GetSettingsResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<429, Problem>;
+
+export type UpdateSettingsBody = UpdateSettingsRequest;
+
+export interface UpdateSettingsInput {
+  body: UpdateSettingsBody;
+}
+
+/** The white-label domain and what to do next */
+export type UpdateSettingsResult = StorageDomain;
+
+export type UpdateSettingsResponse =
+  | Success<200, UpdateSettingsResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<413, Problem>
+  | Failure<415, Problem>
+  | Failure<429, Problem>;
+
+export interface ListWebhookEndpointsInput {
+  query?: {
+    /** Page number, 1 to 1000000 */
+    page?: number;
+    /** Page size, 1 to 100 (default 20) */
+    limit?: number;
+  };
+}
+
+/** Default Response */
+export type ListWebhookEndpointsResult = ListWebhookEndpointsResponse200;
+
+export type ListWebhookEndpointsResponse =
+  | Success<200, ListWebhookEndpointsResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<429, Problem>;
+
+export type CreateWebhookEndpointBody = CreateWebhookEndpointRequest;
+
+export interface CreateWebhookEndpointInput {
+  body: CreateWebhookEndpointBody;
+}
+
+/** Default Response */
+export type CreateWebhookEndpointResult = CreateWebhookEndpointResponse201;
+
+export type CreateWebhookEndpointResponse =
+  | Success<201, CreateWebhookEndpointResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<429, Problem>;
+
+export interface GetWebhookEndpointInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** A webhook endpoint (the secret itself is never returned after creation) */
+export type GetWebhookEndpointResult = GetWebhookEndpointResponse200;
+
+export type GetWebhookEndpointResponse =
+  | Success<200, GetWebhookEndpointResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export interface DeleteWebhookEndpointInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+export type DeleteWebhookEndpointResponse =
+  | Success<204, undefined>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export type UpdateWebhookEndpointBody = UpdateWebhookEndpointRequest;
+
+export interface UpdateWebhookEndpointInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  body: UpdateWebhookEndpointBody;
+}
+
+/** A webhook endpoint (the secret itself is never returned after creation) */
+export type UpdateWebhookEndpointResult = UpdateWebhookEndpointResponse200;
+
+export type UpdateWebhookEndpointResponse =
+  | Success<200, UpdateWebhookEndpointResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export interface TestWebhookEndpointInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** Default Response */
+export type TestWebhookEndpointResult = TestWebhookEndpointResponse200;
+
+export type TestWebhookEndpointResponse =
+  | Success<200, TestWebhookEndpointResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<409, Problem>
+  | Failure<429, Problem>;
+
+export interface ListWebhookDeliveriesInput {
+  query?: {
+    /** Only this endpoint */
+    endpointId?: string;
+    /** Only this event name */
+    event?: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
+    /** Only this status */
+    status?: 'pending' | 'succeeded' | 'failed';
+    /** Page number, 1 to 1000000 */
+    page?: number;
+    /** Page size, 1 to 100 (default 20) */
+    limit?: number;
+  };
+}
+
+/** Default Response */
+export type ListWebhookDeliveriesResult = ListWebhookDeliveriesResponse200;
+
+export type ListWebhookDeliveriesResponse =
+  | Success<200, ListWebhookDeliveriesResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<429, Problem>;
+
+export interface GetWebhookDeliveryInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** Default Response */
+export type GetWebhookDeliveryResult = GetWebhookDeliveryResponse200;
+
+export type GetWebhookDeliveryResponse =
+  | Success<200, GetWebhookDeliveryResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export interface RetryWebhookDeliveryInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** One event delivered to one endpoint, with its attempts */
+export type RetryWebhookDeliveryResult = RetryWebhookDeliveryResponse202;
+
+export type RetryWebhookDeliveryResponse =
+  | Success<202, RetryWebhookDeliveryResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<409, Problem>
+  | Failure<429, Problem>;
+
+export type IssueInvoiceBody = IssueInvoiceRequest;
+
+export interface IssueInvoiceInput {
+  headers?: {
+    'idempotency-key'?: string;
+  };
+  body: IssueInvoiceBody;
+}
+
+/** Default Response */
+export type IssueInvoiceResult = IssueInvoiceResponse202;
+
+export type IssueInvoiceResponse =
+  | Success<202, IssueInvoiceResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<402, Problem>
+  | Failure<403, Problem>
+  | Failure<409, Problem>
+  | Failure<422, Problem>
+  | Failure<429, Problem>;
+
+export interface GetInvoiceStatusInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** Invoice status (spec 2.8) */
+export type GetInvoiceStatusResult = GetInvoiceStatusResponse200;
+
+export type GetInvoiceStatusResponse =
+  | Success<200, GetInvoiceStatusResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export interface GetInvoiceXmlInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+  query?: {
+    type?: 'emission' | 'cancel';
+  };
+}
+
+/** application/xml */
+export type GetInvoiceXmlResult = GetInvoiceXmlResponse200;
+
+export type GetInvoiceXmlResponse =
+  | Success<200, GetInvoiceXmlResult>
+  | Redirect<302>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<409, Problem>
+  | Failure<429, Problem>;
+
+export interface GetInvoicePdfInput {
+  path: {
+    /** Resource id (UUID) */
+    id: string;
+  };
+}
+
+/** The DANFSe rendered on the fly */
+export type GetInvoicePdfResult = GetInvoicePdfResponse200;
+
+export type GetInvoicePdfResponse =
+  | Success<200, GetInvoicePdfResult>
+  | Redirect<302>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<409, Problem>
+  | Failure<422, Problem>
+  | Failure<429, Problem>
+  | Failure<501, Problem>
+  | Failure<502, Problem>;
+
+export type CancelInvoiceBody = CancelInvoiceRequest;
+
+export interface CancelInvoiceInput {
+  body: CancelInvoiceBody;
+}
+
+/** Cancellation accepted (asynchronous) */
+export type CancelInvoiceResult = CancelInvoiceResponse202;
+
+export type CancelInvoiceResponse =
+  | Success<202, CancelInvoiceResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<409, Problem>
+  | Failure<429, Problem>;
+
+export type IssueBatchBody = IssueBatchRequest;
+
+export interface IssueBatchInput {
+  headers?: {
+    /** Client-chosen key making a retry of the same batch safe (e.g. a file hash + chunk number) */
+    'idempotency-key'?: string;
+  };
+  body: IssueBatchBody;
+}
+
+/** Batch accepted; poll GET /invoices/batch/{batchId}/status */
+export type IssueBatchResult = IssueBatchResponse202;
+
+export type IssueBatchResponse =
+  | Success<202, IssueBatchResult>
+  | Failure<400, Problem>
+  | Failure<401, Problem>
+  | Failure<402, Problem>
+  | Failure<403, Problem>
+  | Failure<409, Problem>
+  | Failure<422, Problem>
+  | Failure<429, Problem>;
+
+export interface GetBatchStatusInput {
+  path: {
+    /** The batchId returned by POST /emitir/batch */
+    batchId: string;
+  };
+}
+
+/** Batch status (spec 2.9) */
+export type GetBatchStatusResult = GetBatchStatusResponse200;
+
+export type GetBatchStatusResponse =
+  | Success<200, GetBatchStatusResult>
+  | Failure<401, Problem>
+  | Failure<403, Problem>
+  | Failure<404, Problem>
+  | Failure<429, Problem>;
+
+export interface SearchCitiesInput {
+  query: {
+    /** Name (≥ 2 characters) or 7-digit IBGE code */
+    q: string;
+    /** Page size, 1 to 100 (default 20) */
+    limit?: number;
+  };
+}
+
+/** Default Response */
+export type SearchCitiesResult = SearchCitiesResponse200;
+
 export type SearchCitiesResponse =
   | Success<200, SearchCitiesResult>
   | Failure<400, Problem>
@@ -2538,51 +2702,7 @@ export interface ListCodesInput {
 }
 
 /** The municipal breakdowns (cTribMun) of a national service code in a municipality (spec 4.6) */
-export type ListCodesResult = {
-  /** The national service code asked (cTribNac, 6 digits) */
-  codigo: string;
-  /** Its description in the national service list (Anexo B) */
-  descricao: string;
-  /** The municipality asked (IBGE, 7 digits) */
-  ibge: string;
-  municipio: string;
-  uf: string;
-  /** Month the parametrisation is in force for (YYYY-MM) */
-  competencia: string;
-  /** true: the municipality broke the service down and a DPS must carry one breakdown (cTribMun); POST /emitir injects `padrao` when servico.codigoTributacaoMunicipal is not sent */
-  exigeDesdobramento: boolean;
-  semDesdobramento: {
-    aliquota: number | null;
-    incidencia: string | null;
-    vigenciaInicio: string | null;
-    vigenciaFim: string | null;
-  } | null;
-  /** Municipal breakdowns of the service, in code order; empty when there are none */
-  desdobramentos: Array<{
-    /** The value for servico.codigoTributacaoMunicipal (cTribMun, 3 digits) */
-    codigoTributacaoMunicipal: string;
-    /** The code as the ADN keys it, `II.SS.DD.NNN` */
-    codigoServicoAdn: string;
-    /** The municipality's text of the breakdown (xTribMun) once an NFS-e with it was issued through this service; until then the national description with the breakdown number (the ADN API publishes no text for a breakdown) */
-    descricao: string;
-    /** `nfse`: the xTribMun of an issued NFS-e; `lista-nacional`: built from the national list */
-    origemDescricao: 'nfse' | 'lista-nacional';
-    /** The breakdown injected when the municipality requires one and none is sent */
-    padrao: boolean;
-    aliquota: number | null;
-    incidencia: string | null;
-    vigenciaInicio: string | null;
-    vigenciaFim: string | null;
-  }>;
-  /** Where the data comes from */
-  fonte: {
-    api: 'ADN Parâmetros Municipais';
-    /** The project's environment the ADN was asked in */
-    ambiente: 'producao' | 'homologacao';
-    /** When the oldest answer used was fetched (answers are cached, NFSE_ADN_PARAMETERS_TTL_SECONDS) */
-    consultadoEm: string;
-  };
-};
+export type ListCodesResult = ListCodesResponse200;
 
 export type ListCodesResponse =
   | Success<200, ListCodesResult>
@@ -2596,7 +2716,7 @@ export type ListCodesResponse =
 
 /** Every operation of the document: method, path template, credential, body kind and declared statuses. */
 export const operations = {
-  health: { operationId: 'health', method: 'GET', path: '/api/v1/health', auth: 'none', body: 'none', statuses: [200, 503] },
+  health: { operationId: 'health', method: 'GET', path: '/api/v1/health', auth: 'none', body: 'none', statuses: [200, 431, 503] },
   listOrganizations: { operationId: 'listOrganizations', method: 'GET', path: '/api/v1/admin/organizations', auth: 'operator', body: 'none', statuses: [200, 401, 403, 429] },
   createOrganization: { operationId: 'createOrganization', method: 'POST', path: '/api/v1/admin/organizations', auth: 'operator', body: 'json', statuses: [201, 400, 401, 403, 429] },
   createOrgToken: { operationId: 'createOrgToken', method: 'POST', path: '/api/v1/admin/organizations/{id}/tokens', auth: 'operator', body: 'json', statuses: [201, 400, 401, 403, 404, 429] },

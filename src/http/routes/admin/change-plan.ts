@@ -5,7 +5,7 @@ import { organizations } from '../../../db/schema.ts';
 import { requireAdmin } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams, isUuid } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, IdParams, isUuid } from '../../schemas.ts';
 
 export const changePlanRoute: RouteModule = (app, ctx) => {
   app.put(
@@ -16,8 +16,21 @@ export const changePlanRoute: RouteModule = (app, ctx) => {
         tags: ['admin'],
         summary: "Change an organization's plan",
         params: IdParams,
-        body: Type.Object({ plan: Type.String() }, { additionalProperties: false }),
-        response: { 200: Type.Object({ id: Type.String(), plan: Type.String() }), ...errorResponses(400, 404) },
+        body: documentedBody(
+          Type.Object(
+            { plan: Type.String({ description: 'Plan slug: free, dev, pro or enterprise' }) },
+            { additionalProperties: false },
+          ),
+          { name: 'ChangePlanRequest', description: 'The new plan', example: { plan: 'pro' } },
+        ),
+        response: {
+          200: documented(Type.Object({ id: Type.String(), plan: Type.String({ description: 'Plan slug' }) }), {
+            name: 'OrganizationPlan',
+            description: 'The organization is on the new plan',
+            example: { id: 'b0b3916f-4812-4303-816d-fabf88b3b4af', plan: 'pro' },
+          }),
+          ...errorResponses(400, 404),
+        },
       },
     },
     async (request) => {

@@ -4,7 +4,7 @@ import { ORG_SCOPES } from '../../../access/scopes.ts';
 import { requireAdmin } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams, isUuid } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, IdParams, isUuid } from '../../schemas.ts';
 
 export const createOrgTokenRoute: RouteModule = (app, ctx) => {
   app.post(
@@ -15,26 +15,49 @@ export const createOrgTokenRoute: RouteModule = (app, ctx) => {
         tags: ['admin'],
         summary: 'Create an organization token',
         params: IdParams,
-        body: Type.Object(
+        body: documentedBody(
+          Type.Object(
+            {
+              name: Type.String({ minLength: 1, maxLength: 100 }),
+              scopes: Type.Optional(
+                Type.Array(Type.Union(ORG_SCOPES.map((s) => Type.Literal(s))), {
+                  minItems: 1,
+                  uniqueItems: true,
+                  description: 'Default: every scope',
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           {
-            name: Type.String({ minLength: 1, maxLength: 100 }),
-            scopes: Type.Optional(
-              Type.Array(Type.Union(ORG_SCOPES.map((s) => Type.Literal(s))), {
-                minItems: 1,
-                uniqueItems: true,
-                description: 'Default: every scope',
-              }),
-            ),
+            name: 'CreateOrgTokenRequest',
+            description: "The token's name and scopes",
+            // (a union built from a list types as never: the scopes are checked by the test of the examples)
+            example: {
+              name: 'ERP integration',
+              scopes: ['projects:read', 'projects:write', 'api_keys:manage'] as never[],
+            },
           },
-          { additionalProperties: false },
         ),
         response: {
-          201: Type.Object({
-            id: Type.String(),
-            name: Type.String(),
-            token: Type.String({ description: 'shown only here' }),
-            scopes: Type.Array(Type.String()),
-          }),
+          201: documented(
+            Type.Object({
+              id: Type.String(),
+              name: Type.String(),
+              token: Type.String({ description: 'shown only here' }),
+              scopes: Type.Array(Type.String()),
+            }),
+            {
+              name: 'OrgTokenCreated',
+              description: 'The new organization token; the token itself is shown only in this response',
+              example: {
+                id: 'fdf24041-a664-470c-ac00-929c66635b67',
+                name: 'ERP integration',
+                token: 'svc_org_abbef8a9ad4ae7a2de82941ac1f48e1efdc3bcab',
+                scopes: ['projects:read', 'projects:write', 'api_keys:manage'],
+              },
+            },
+          ),
           ...errorResponses(400, 404),
         },
       },

@@ -4,7 +4,7 @@ import { ORG_SCOPES } from '../../../access/scopes.ts';
 import { requireAdmin } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses } from '../../schemas.ts';
 
 export const CreateOrganizationBody = Type.Object(
   {
@@ -22,15 +22,32 @@ export const createOrganizationRoute: RouteModule = (app, ctx) => {
       schema: {
         tags: ['admin'],
         summary: 'Create an organization and its first organization token (operator key)',
-        body: CreateOrganizationBody,
+        body: documentedBody(CreateOrganizationBody, {
+          name: 'CreateOrganizationRequest',
+          description: "The organization's name and plan",
+          example: { name: 'Horizonte Tecnologia', plan: 'pro' },
+        }),
         response: {
-          201: Type.Object({
-            id: Type.String(),
-            name: Type.String(),
-            slug: Type.String(),
-            plan: Type.String(),
-            token: Type.String({ description: 'Organization token (svc_org_…) with every scope; shown only here' }),
-          }),
+          201: documented(
+            Type.Object({
+              id: Type.String(),
+              name: Type.String(),
+              slug: Type.String(),
+              plan: Type.String(),
+              token: Type.String({ description: 'Organization token (svc_org_…) with every scope; shown only here' }),
+            }),
+            {
+              name: 'OrganizationCreated',
+              description: 'The organization and its first organization token, shown only in this response',
+              example: {
+                id: 'b0b3916f-4812-4303-816d-fabf88b3b4af',
+                name: 'Horizonte Tecnologia',
+                slug: 'horizonte-tecnologia',
+                plan: 'pro',
+                token: 'svc_org_abbef8a9ad4ae7a2de82941ac1f48e1efdc3bcab',
+              },
+            },
+          ),
           ...errorResponses(400),
         },
       },

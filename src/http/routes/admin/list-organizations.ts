@@ -3,7 +3,7 @@ import { Type } from 'typebox';
 import { organizations } from '../../../db/schema.ts';
 import { requireAdmin } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses } from '../../schemas.ts';
+import { documented, errorResponses } from '../../schemas.ts';
 
 export const listOrganizationsRoute: RouteModule = (app, ctx) => {
   app.get(
@@ -15,21 +15,42 @@ export const listOrganizationsRoute: RouteModule = (app, ctx) => {
         summary: 'List the organizations (operator key)',
         description: 'Every organization, oldest first, with its plan, credits used this period and counts.',
         response: {
-          200: Type.Object({
-            data: Type.Array(
-              Type.Object({
-                id: Type.String(),
-                name: Type.String(),
-                slug: Type.String(),
-                plan: Type.String(),
-                creditsUsed: Type.Integer({ description: 'Credits used in the current period' }),
-                periodStart: Type.String({ format: 'date-time' }),
-                projects: Type.Integer({ description: 'Active projects' }),
-                activeTokens: Type.Integer({ description: 'Active organization tokens' }),
-                createdAt: Type.String({ format: 'date-time' }),
-              }),
-            ),
-          }),
+          200: documented(
+            Type.Object({
+              data: Type.Array(
+                Type.Object({
+                  id: Type.String(),
+                  name: Type.String(),
+                  slug: Type.String(),
+                  plan: Type.String(),
+                  creditsUsed: Type.Integer({ description: 'Credits used in the current period' }),
+                  periodStart: Type.String({ format: 'date-time' }),
+                  projects: Type.Integer({ description: 'Active projects' }),
+                  activeTokens: Type.Integer({ description: 'Active organization tokens' }),
+                  createdAt: Type.String({ format: 'date-time' }),
+                }),
+              ),
+            }),
+            {
+              name: 'OrganizationList',
+              description: 'Every organization, oldest first',
+              example: {
+                data: [
+                  {
+                    id: 'b0b3916f-4812-4303-816d-fabf88b3b4af',
+                    name: 'Horizonte Tecnologia',
+                    slug: 'horizonte-tecnologia',
+                    plan: 'pro',
+                    creditsUsed: 137,
+                    periodStart: '2026-11-01T00:00:00.000Z',
+                    projects: 2,
+                    activeTokens: 1,
+                    createdAt: '2026-10-14T12:31:07.552Z',
+                  },
+                ],
+              },
+            },
+          ),
           ...errorResponses(),
         },
       },

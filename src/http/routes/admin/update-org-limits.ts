@@ -6,7 +6,7 @@ import { requireAdmin } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { orNull } from '../org/common.ts';
-import { errorResponses, IdParams, isUuid } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, IdParams, isUuid } from '../../schemas.ts';
 
 /** PUT /admin/organizations/{id}/limits: the operator raises (or lowers) one organization's key rate ceiling. */
 export const updateOrgLimitsRoute: RouteModule = (app, ctx) => {
@@ -22,24 +22,42 @@ export const updateOrgLimitsRoute: RouteModule = (app, ctx) => {
           "plan's ceiling and the service setting NFSE_MAX_KEY_RATE_LIMIT; null goes back to them. Applies to keys " +
           'created from now on.',
         params: IdParams,
-        body: Type.Object(
+        body: documentedBody(
+          Type.Object(
+            {
+              keyRateLimitCeiling: orNull(
+                Type.Integer({
+                  minimum: 1,
+                  maximum: 1_000_000,
+                  description: 'Requests per minute, or null for the default (plan and service setting)',
+                }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           {
-            keyRateLimitCeiling: orNull(
-              Type.Integer({
-                minimum: 1,
-                maximum: 1_000_000,
-                description: 'Requests per minute, or null for the default (plan and service setting)',
-              }),
-            ),
+            name: 'UpdateOrgLimitsRequest',
+            description: 'The new key rate ceiling',
+            example: { keyRateLimitCeiling: 600 },
           },
-          { additionalProperties: false },
         ),
         response: {
-          200: Type.Object({
-            id: Type.String(),
-            keyRateLimitCeiling: Type.Union([Type.Integer(), Type.Null()], { description: "The operator's value" }),
-            effectiveKeyRateLimitCeiling: Type.Integer({ description: 'The ceiling new keys get' }),
-          }),
+          200: documented(
+            Type.Object({
+              id: Type.String(),
+              keyRateLimitCeiling: Type.Union([Type.Integer(), Type.Null()], { description: "The operator's value" }),
+              effectiveKeyRateLimitCeiling: Type.Integer({ description: 'The ceiling new keys get' }),
+            }),
+            {
+              name: 'OrganizationLimits',
+              description: "The organization's key rate ceiling",
+              example: {
+                id: 'b0b3916f-4812-4303-816d-fabf88b3b4af',
+                keyRateLimitCeiling: 600,
+                effectiveKeyRateLimitCeiling: 600,
+              },
+            },
+          ),
           ...errorResponses(400, 404),
         },
       },

@@ -5,7 +5,7 @@ import { PROJECT_SCOPES } from '../../../access/scopes.ts';
 import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, IdParams } from '../../schemas.ts';
 import { assertValid, iso, loadOrgProject } from './common.ts';
 
 export const ProjectScopeSchema = Type.Unsafe<(typeof PROJECT_SCOPES)[number]>({
@@ -30,48 +30,71 @@ export const createApiKeyRoute: RouteModule = (app, ctx) => {
           'effective value is returned with the warning RATE_LIMIT_CAPPED. A project holds at most ' +
           'NFSE_MAX_KEYS_PER_PROJECT active keys (409 API_KEY_LIMIT_REACHED: revoke one first).',
         params: IdParams,
-        body: Type.Object(
-          {
-            name: Type.String({ minLength: 1, maxLength: 100, description: 'Descriptive name' }),
-            scopes: Type.Optional(
-              Type.Array(ProjectScopeSchema, {
-                minItems: 1,
-                uniqueItems: true,
-                description: 'Subset of emit, cancel, query (default: all three)',
-              }),
-            ),
-            rateLimitPerMinute: Type.Optional(
-              Type.Integer({
-                minimum: 1,
-                maximum: 1_000_000,
-                default: 60,
-                description:
-                  "Requests per minute allowed to this key (default 60); above the organization's ceiling it is capped",
-              }),
-            ),
-          },
-          { additionalProperties: false },
-        ),
-        response: {
-          201: Type.Object(
+        body: documentedBody(
+          Type.Object(
             {
-              id: Type.String(),
-              name: Type.String(),
-              key: Type.String({ description: 'The full key, svc_…; shown only in this response' }),
-              keyPrefix: Type.String({ description: 'Short visible prefix, shown in listings' }),
-              scopes: Type.Array(Type.String()),
-              rateLimitPerMinute: Type.Integer({ description: 'The effective limit (after the ceiling)' }),
-              createdAt: Type.String({ format: 'date-time' }),
-              warnings: Type.Array(
-                Type.Object({
-                  code: Type.String(),
-                  field: Type.Union([Type.String(), Type.Null()]),
-                  message: Type.String(),
+              name: Type.String({ minLength: 1, maxLength: 100, description: 'Descriptive name' }),
+              scopes: Type.Optional(
+                Type.Array(ProjectScopeSchema, {
+                  minItems: 1,
+                  uniqueItems: true,
+                  description: 'Subset of emit, cancel, query (default: all three)',
                 }),
-                { description: 'Adjustments made on your behalf (RATE_LIMIT_CAPPED)' },
+              ),
+              rateLimitPerMinute: Type.Optional(
+                Type.Integer({
+                  minimum: 1,
+                  maximum: 1_000_000,
+                  default: 60,
+                  description:
+                    "Requests per minute allowed to this key (default 60); above the organization's ceiling it is capped",
+                }),
               ),
             },
-            { description: 'The new key; the full key is shown only in this response' },
+            { additionalProperties: false },
+          ),
+          {
+            name: 'CreateApiKeyRequest',
+            description: "The key's name, scopes and rate limit",
+            example: { name: 'ERP production', scopes: ['emit', 'query'], rateLimitPerMinute: 120 },
+          },
+        ),
+        response: {
+          201: documented(
+            Type.Object(
+              {
+                id: Type.String(),
+                name: Type.String(),
+                key: Type.String({ description: 'The full key, svc_…; shown only in this response' }),
+                keyPrefix: Type.String({ description: 'Short visible prefix, shown in listings' }),
+                scopes: Type.Array(Type.String()),
+                rateLimitPerMinute: Type.Integer({ description: 'The effective limit (after the ceiling)' }),
+                createdAt: Type.String({ format: 'date-time' }),
+                warnings: Type.Array(
+                  Type.Object({
+                    code: Type.String(),
+                    field: Type.Union([Type.String(), Type.Null()]),
+                    message: Type.String(),
+                  }),
+                  { description: 'Adjustments made on your behalf (RATE_LIMIT_CAPPED)' },
+                ),
+              },
+              { description: 'A new project key' },
+            ),
+            {
+              name: 'ApiKeyCreated',
+              description: 'The new key; the full key is shown only in this response',
+              example: {
+                id: '11bc92aa-c5ea-477a-b232-dd7f4e755cb7',
+                name: 'ERP production',
+                key: 'svc_d0e7cf9694539c23a15a4c3d4e4b2c4782ce0bee',
+                keyPrefix: 'svc_d0e7cf96',
+                scopes: ['emit', 'query'],
+                rateLimitPerMinute: 120,
+                createdAt: '2026-11-20T13:12:30.004Z',
+                warnings: [],
+              },
+            },
           ),
           ...errorResponses(400, 404, 409, 413, 415),
         },

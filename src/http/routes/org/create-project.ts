@@ -9,7 +9,7 @@ import {
 import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses } from '../../schemas.ts';
 import { assertValid } from './common.ts';
 import { readProjectInput } from './project-input.ts';
 import { CreateProjectBody, ProjectCreated, projectCreatedView } from './project-schemas.ts';
@@ -27,11 +27,66 @@ export const createProjectRoute: RouteModule = (app, ctx) => {
         summary: 'Create a project (fiscal company)',
         description:
           "Needs the scope projects:write. Checks the CNPJ check digits, the IBGE code, the plan's project limit (active projects) and CNPJ duplicates among the organization's active projects (409 with existingProjectId). A project whose municipality and regime no implemented engine serves is created with the warning ENGINE_NOT_AVAILABLE (it cannot issue until one does; MEI always can).",
-        body: CreateProjectBody,
+        body: documentedBody(CreateProjectBody, {
+          name: 'CreateProjectRequest',
+          description: 'The fiscal company: name, CNPJ and legal name are required',
+          example: {
+            name: 'Horizonte Tecnologia - Curitiba',
+            cnpj: '11.222.333/0001-81',
+            razaoSocial: 'Horizonte Tecnologia da Informação Ltda',
+            inscricaoMunicipal: '0102345678',
+            regimeTributario: '3',
+            codigoMunicipio: '4106902',
+            email: 'fiscal@horizontetecnologia.com.br',
+            telefone: '(41) 3322-4455',
+            endereco: {
+              logradouro: 'Rua XV de Novembro',
+              numero: '1299',
+              complemento: 'Sala 804',
+              bairro: 'Centro',
+              cidade: 'Curitiba',
+              uf: 'PR',
+              cep: '80060000',
+            },
+            codigoTributacao: '010701',
+            tributacaoIss: 1,
+            aliquotaSimples: 6,
+            defaultNbs: '115021000',
+          },
+        }),
         response: {
-          201: Type.Object(
-            { ...ProjectCreated.properties, warnings: ProjectWarnings },
-            { description: 'The created project' },
+          201: documented(
+            Type.Object(
+              { ...ProjectCreated.properties, warnings: ProjectWarnings },
+              { description: 'A created project' },
+            ),
+            {
+              name: 'ProjectCreated',
+              description: 'The created project, with the warnings about it (ENGINE_NOT_AVAILABLE)',
+              example: {
+                id: 'a408dbd1-361b-4349-ae99-111df8564c37',
+                name: 'Horizonte Tecnologia - Curitiba',
+                cnpj: '11222333000181',
+                razaoSocial: 'Horizonte Tecnologia da Informação Ltda',
+                codigoMunicipio: '4106902',
+                ambiente: 2,
+                regimeTributario: '3',
+                crt: 1,
+                serieNfse: '1608',
+                serieNfe: null,
+                serieNfce: null,
+                tributacaoIss: 1,
+                cstPisCofins: null,
+                defaultCstIbscbs: null,
+                defaultClassificacaoTributaria: null,
+                defaultIndicadorOperacao: null,
+                defaultNbs: '115021000',
+                danfeTemplate: 'padrao',
+                active: true,
+                createdAt: '2026-11-20T13:07:44.902Z',
+                warnings: [],
+              },
+            },
           ),
           ...errorResponses(400, 409, 413, 415),
         },

@@ -3,7 +3,7 @@ import { updateOrgProject } from '../../../db/repositories/projects.ts';
 import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams } from '../../schemas.ts';
+import { documented, errorResponses, IdParams } from '../../schemas.ts';
 import { loadOrgProject } from './common.ts';
 
 /** DELETE /org/projects/{id}/logo: removes the logo and resets danfeTemplate to `padrao`. */
@@ -19,7 +19,11 @@ export const deleteLogoRoute: RouteModule = (app, ctx) => {
           'Needs the scope projects:write. Also resets danfeTemplate to padrao. Answers {ok: true} also when there was no logo.',
         params: IdParams,
         response: {
-          200: Type.Object({ ok: Type.Literal(true) }, { description: 'The logo is removed' }),
+          200: documented(Type.Object({ ok: Type.Literal(true) }), {
+            name: 'LogoDeleted',
+            description: 'The logo is removed and danfeTemplate is padrao',
+            example: { ok: true },
+          }),
           ...errorResponses(404),
         },
       },

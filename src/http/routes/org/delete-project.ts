@@ -21,7 +21,10 @@ export const deleteProjectRoute: RouteModule = (app, ctx) => {
         description:
           'Needs the scope projects:write. 204 without a body. 404 when the project does not exist, is already inactive or belongs to another organization.',
         params: IdParams,
-        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(404) },
+        response: {
+          204: Type.Null({ description: 'The project is deactivated (no body)' }),
+          ...errorResponses(404),
+        },
       },
     },
     async (request, reply) => {

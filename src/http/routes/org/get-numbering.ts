@@ -1,7 +1,7 @@
 import { readLastNumbers } from '../../../db/repositories/numbering.ts';
 import { requireOrg } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams } from '../../schemas.ts';
+import { documented, errorResponses, IdParams } from '../../schemas.ts';
 import { loadOrgProject } from './common.ts';
 import { NumberingView, numberingView } from './numbering-schemas.ts';
 
@@ -16,7 +16,18 @@ export const getNumberingRoute: RouteModule = (app, ctx) => {
         summary: 'Get the numbering of a project',
         description: 'Needs the scope projects:read. Numbers start at 0 (next number 1).',
         params: IdParams,
-        response: { 200: NumberingView, ...errorResponses(404) },
+        response: {
+          200: documented(NumberingView, {
+            name: 'Numbering',
+            description: 'The last used and next numbers per document kind (spec 2.2)',
+            example: {
+              nfse: { ultimoNumero: 1342, proximoNumero: 1343, serie: '1608' },
+              nfe: { ultimoNumero: 0, proximoNumero: 1, serie: null },
+              nfce: { ultimoNumero: 0, proximoNumero: 1, serie: null },
+            },
+          }),
+          ...errorResponses(404),
+        },
       },
     },
     async (request) => {

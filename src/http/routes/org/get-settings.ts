@@ -3,7 +3,7 @@ import { subscriptionOf } from '../../../db/repositories/organizations.ts';
 import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses } from '../../schemas.ts';
+import { documented, errorResponses } from '../../schemas.ts';
 
 /** GET /org/settings (spec 2.6): the organization, its white-label domain and its subscription figures. */
 export const getSettingsRoute: RouteModule = (app, ctx) => {
@@ -16,45 +16,70 @@ export const getSettingsRoute: RouteModule = (app, ctx) => {
         summary: 'Get the organization settings',
         description: 'Needs the scope settings:read.',
         response: {
-          200: Type.Object(
+          200: documented(
+            Type.Object(
+              {
+                name: Type.String(),
+                slug: Type.String(),
+                storageBaseUrl: Type.Union([Type.String(), Type.Null()], {
+                  description: 'White-label base URL of document links (as set), or null',
+                }),
+                storageBaseUrlStatus: Type.Union(
+                  [
+                    Type.Object({
+                      status: Type.Union(
+                        [Type.Literal('pending_verification'), Type.Literal('active'), Type.Literal('failed')],
+                        {
+                          description:
+                            'pending_verification → active once its CNAME resolves to the target, or failed (reason)',
+                        },
+                      ),
+                      reason: Type.Union([Type.String(), Type.Null()], {
+                        description: 'Why it is not active yet (or failed)',
+                      }),
+                      checkedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+                      cnameTarget: Type.String({ description: 'The host the CNAME must point to' }),
+                      activeBaseUrl: Type.Union([Type.String(), Type.Null()], {
+                        description: 'The base document URLs use now (the last verified domain; null: the default)',
+                      }),
+                    }),
+                    Type.Null(),
+                  ],
+                  { description: 'Verification of the white-label domain; null without one' },
+                ),
+                subscription: Type.Object({
+                  planName: Type.String(),
+                  planSlug: Type.String(),
+                  creditsUsed: Type.Integer({ description: 'Credits used in the current monthly period' }),
+                  creditsLimit: Type.Integer({ description: 'Credits included in the plan per period' }),
+                  daysLeft: Type.Integer({ description: 'Days until the current period ends' }),
+                }),
+              },
+              { description: 'Organization settings (spec 2.6)' },
+            ),
             {
-              name: Type.String(),
-              slug: Type.String(),
-              storageBaseUrl: Type.Union([Type.String(), Type.Null()], {
-                description: 'White-label base URL of document links (as set), or null',
-              }),
-              storageBaseUrlStatus: Type.Union(
-                [
-                  Type.Object({
-                    status: Type.Union(
-                      [Type.Literal('pending_verification'), Type.Literal('active'), Type.Literal('failed')],
-                      {
-                        description:
-                          'pending_verification → active once its CNAME resolves to the target, or failed (reason)',
-                      },
-                    ),
-                    reason: Type.Union([Type.String(), Type.Null()], {
-                      description: 'Why it is not active yet (or failed)',
-                    }),
-                    checkedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-                    cnameTarget: Type.String({ description: 'The host the CNAME must point to' }),
-                    activeBaseUrl: Type.Union([Type.String(), Type.Null()], {
-                      description: 'The base document URLs use now (the last verified domain; null: the default)',
-                    }),
-                  }),
-                  Type.Null(),
-                ],
-                { description: 'Verification of the white-label domain; null without one' },
-              ),
-              subscription: Type.Object({
-                planName: Type.String(),
-                planSlug: Type.String(),
-                creditsUsed: Type.Integer({ description: 'Credits used in the current monthly period' }),
-                creditsLimit: Type.Integer({ description: 'Credits included in the plan per period' }),
-                daysLeft: Type.Integer({ description: 'Days until the current period ends' }),
-              }),
+              name: 'OrganizationSettings',
+              description: 'The organization settings (spec 2.6)',
+              example: {
+                name: 'Horizonte Tecnologia',
+                slug: 'horizonte-tecnologia',
+                storageBaseUrl: 'https://notas.horizontetecnologia.com.br',
+                storageBaseUrlStatus: {
+                  status: 'active',
+                  reason: null,
+                  checkedAt: '2026-11-21T10:02:41.266Z',
+                  cnameTarget: 'docs.nfse-service.example.com',
+                  activeBaseUrl: 'https://notas.horizontetecnologia.com.br',
+                },
+                subscription: {
+                  planName: 'Pro',
+                  planSlug: 'pro',
+                  creditsUsed: 137,
+                  creditsLimit: 2000,
+                  daysLeft: 4,
+                },
+              },
             },
-            { description: 'The organization settings (spec 2.6)' },
           ),
           ...errorResponses(),
         },

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { listProjectApiKeys } from '../../../db/repositories/api-keys.ts';
 import { requireOrg } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams } from '../../schemas.ts';
+import { documented, errorResponses, IdParams } from '../../schemas.ts';
 import { iso, loadOrgProject } from './common.ts';
 
 /** GET /org/projects/{id}/api-keys: every key of the project, revoked ones with active=false; never the key. */
@@ -17,22 +17,42 @@ export const listApiKeysRoute: RouteModule = (app, ctx) => {
         description: 'Needs the scope api_keys:manage. The full key is never returned after its creation.',
         params: IdParams,
         response: {
-          200: Type.Object(
+          200: documented(
+            Type.Object(
+              {
+                data: Type.Array(
+                  Type.Object({
+                    id: Type.String(),
+                    name: Type.String(),
+                    keyPrefix: Type.String(),
+                    scopes: Type.Array(Type.String()),
+                    rateLimitPerMinute: Type.Integer(),
+                    active: Type.Boolean({ description: 'false once revoked' }),
+                    lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
+                    createdAt: Type.String({ format: 'date-time' }),
+                  }),
+                ),
+              },
+              { description: "A project's keys" },
+            ),
             {
-              data: Type.Array(
-                Type.Object({
-                  id: Type.String(),
-                  name: Type.String(),
-                  keyPrefix: Type.String(),
-                  scopes: Type.Array(Type.String()),
-                  rateLimitPerMinute: Type.Integer(),
-                  active: Type.Boolean({ description: 'false once revoked' }),
-                  lastUsedAt: Type.Union([Type.String({ format: 'date-time' }), Type.Null()]),
-                  createdAt: Type.String({ format: 'date-time' }),
-                }),
-              ),
+              name: 'ApiKeyList',
+              description: 'Every key of the project, revoked ones included',
+              example: {
+                data: [
+                  {
+                    id: '11bc92aa-c5ea-477a-b232-dd7f4e755cb7',
+                    name: 'ERP production',
+                    keyPrefix: 'svc_d0e7cf96',
+                    scopes: ['emit', 'query'],
+                    rateLimitPerMinute: 120,
+                    active: true,
+                    lastUsedAt: '2026-11-26T18:42:09.731Z',
+                    createdAt: '2026-11-20T13:12:30.004Z',
+                  },
+                ],
+              },
             },
-            { description: 'Every key of the project, revoked ones included' },
           ),
           ...errorResponses(404),
         },

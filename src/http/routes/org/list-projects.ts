@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { listOrgProjects } from '../../../db/repositories/projects.ts';
 import { orgPrincipal, requireOrg } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, PageQuery, Pagination, pageOf } from '../../schemas.ts';
+import { documented, errorResponses, pageOf, PageQuery, Pagination } from '../../schemas.ts';
 import { assertValid, iso } from './common.ts';
 
 export const ProjectListItem = Type.Object({
@@ -35,9 +35,30 @@ export const listProjectsRoute: RouteModule = (app, ctx) => {
           ),
         }),
         response: {
-          200: Type.Object(
-            { data: Type.Array(ProjectListItem), pagination: Pagination },
-            { description: 'One page of the projects, newest first' },
+          200: documented(
+            Type.Object(
+              { data: Type.Array(ProjectListItem), pagination: Pagination },
+              { description: 'One page of projects' },
+            ),
+            {
+              name: 'ProjectList',
+              description: 'One page of the projects, newest first',
+              example: {
+                data: [
+                  {
+                    id: 'a408dbd1-361b-4349-ae99-111df8564c37',
+                    name: 'Horizonte Tecnologia - Curitiba',
+                    cnpj: '11222333000181',
+                    codigoMunicipio: '4106902',
+                    active: true,
+                    hasCertificate: true,
+                    hasApiKey: true,
+                    createdAt: '2026-11-20T13:07:44.902Z',
+                  },
+                ],
+                pagination: { page: 1, limit: 20, total: 1 },
+              },
+            },
           ),
           ...errorResponses(400),
         },

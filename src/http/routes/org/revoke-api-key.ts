@@ -3,7 +3,7 @@ import { revokeProjectApiKey } from '../../../db/repositories/api-keys.ts';
 import { requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, isUuid } from '../../schemas.ts';
+import { documented, errorResponses, isUuid } from '../../schemas.ts';
 import { loadOrgProject } from './common.ts';
 
 /** DELETE /org/projects/{id}/api-keys/{keyId}: revokes the key, effective on its next request. */
@@ -22,7 +22,11 @@ export const revokeApiKeyRoute: RouteModule = (app, ctx) => {
           keyId: Type.String({ description: 'API key id (UUID)' }),
         }),
         response: {
-          200: Type.Object({ revoked: Type.Literal(true), id: Type.String() }, { description: 'The key is revoked' }),
+          200: documented(Type.Object({ revoked: Type.Literal(true), id: Type.String() }), {
+            name: 'ApiKeyRevoked',
+            description: 'The key is revoked; requests with it are refused from now on',
+            example: { revoked: true, id: '11bc92aa-c5ea-477a-b232-dd7f4e755cb7' },
+          }),
           ...errorResponses(404),
         },
       },

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { raiseLastNumbers } from '../../../db/repositories/numbering.ts';
 import { requireOrg } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, IdParams } from '../../schemas.ts';
 import { assertValid, loadOrgProject } from './common.ts';
 import { NumberingView, numberingView } from './numbering-schemas.ts';
 
@@ -23,21 +23,39 @@ export const updateNumberingRoute: RouteModule = (app, ctx) => {
         description:
           'Needs the scope projects:write. Numbers never decrease: a value lower than the current one is ignored (the greater value wins). Answers the effective values.',
         params: IdParams,
-        body: Type.Object(
+        body: documentedBody(
+          Type.Object(
+            {
+              ultimoNumeroNfse: Type.Optional(
+                Type.Integer({ minimum: 0, maximum: MAX_NFSE, description: 'Last NFS-e (DPS) number used' }),
+              ),
+              ultimoNumeroNfe: Type.Optional(
+                Type.Integer({ minimum: 0, maximum: MAX_NFE, description: 'Last NF-e number used' }),
+              ),
+              ultimoNumeroNfce: Type.Optional(
+                Type.Integer({ minimum: 0, maximum: MAX_NFE, description: 'Last NFC-e number used' }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           {
-            ultimoNumeroNfse: Type.Optional(
-              Type.Integer({ minimum: 0, maximum: MAX_NFSE, description: 'Last NFS-e (DPS) number used' }),
-            ),
-            ultimoNumeroNfe: Type.Optional(
-              Type.Integer({ minimum: 0, maximum: MAX_NFE, description: 'Last NF-e number used' }),
-            ),
-            ultimoNumeroNfce: Type.Optional(
-              Type.Integer({ minimum: 0, maximum: MAX_NFE, description: 'Last NFC-e number used' }),
-            ),
+            name: 'UpdateNumberingRequest',
+            description: 'The last numbers used before this service (for example by the previous issuer)',
+            example: { ultimoNumeroNfse: 1342 },
           },
-          { additionalProperties: false },
         ),
-        response: { 200: NumberingView, ...errorResponses(400, 404, 413, 415) },
+        response: {
+          200: documented(NumberingView, {
+            name: 'Numbering',
+            description: 'The effective numbering after the update (numbers never decrease)',
+            example: {
+              nfse: { ultimoNumero: 1342, proximoNumero: 1343, serie: '1608' },
+              nfe: { ultimoNumero: 0, proximoNumero: 1, serie: null },
+              nfce: { ultimoNumero: 0, proximoNumero: 1, serie: null },
+            },
+          }),
+          ...errorResponses(400, 404, 413, 415),
+        },
       },
     },
     async (request) => {

@@ -5,7 +5,7 @@ import { normalizeCnpj } from '../../../domain/tax-ids.ts';
 import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, IdParams } from '../../schemas.ts';
 import { assertValid, loadOrgProject } from './common.ts';
 import { readProjectInput } from './project-input.ts';
 import { UpdateProjectBody } from './project-schemas.ts';
@@ -24,11 +24,22 @@ export const updateProjectRoute: RouteModule = (app, ctx) => {
         description:
           'Needs the scope projects:write. Same fields as create except cnpj (immutable); all optional; nullable fields accept null to remove the value (danfeTemplate null restores padrao). The endereco parts given replace the stored ones. Changing codigoMunicipio or regimeTributario to a combination no implemented engine serves answers the warning ENGINE_NOT_AVAILABLE.',
         params: IdParams,
-        body: UpdateProjectBody,
+        body: documentedBody(UpdateProjectBody, {
+          name: 'UpdateProjectRequest',
+          description: 'The fields to change; null removes a value',
+          example: { cnae: '6209100', email: 'nfse@horizontetecnologia.com.br', inscricaoEstadual: null },
+        }),
         response: {
-          200: Type.Object(
-            { updated: Type.Literal(true), id: Type.String(), warnings: ProjectWarnings },
-            { description: 'The project was updated' },
+          200: documented(
+            Type.Object(
+              { updated: Type.Literal(true), id: Type.String(), warnings: ProjectWarnings },
+              { description: 'An updated project' },
+            ),
+            {
+              name: 'ProjectUpdated',
+              description: 'The project was updated',
+              example: { updated: true, id: 'a408dbd1-361b-4349-ae99-111df8564c37', warnings: [] },
+            },
           ),
           ...errorResponses(400, 404, 413, 415),
         },

@@ -5,7 +5,7 @@ import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import { scheduleDomainCheck } from '../../../domains/verification.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses } from '../../schemas.ts';
 import { assertValid, orNull } from './common.ts';
 import { checkStorageBaseUrl } from './storage-base-url.ts';
 
@@ -21,29 +21,48 @@ export const updateSettingsRoute: RouteModule = (app, ctx) => {
         summary: 'Set the white-label storage domain',
         description:
           'Needs the scope settings:write. storageBaseUrl must use https and a public domain (no localhost, no IP address, no .local, no host without a domain); null removes it. The CNAME of the domain must then be pointed manually at the service target named in the message; the status stays pending_verification until a verification job has resolved that CNAME (checked at once, then on a schedule; GET /org/settings shows the status and the reason), and document URLs keep the current base (the last verified domain, or the default) until then. Setting the domain that is already verified keeps it active.',
-        body: Type.Object(
+        body: documentedBody(
+          Type.Object(
+            {
+              storageBaseUrl: orNull(
+                Type.String({ maxLength: 2048, description: 'https URL on a public domain, or null to remove it' }),
+              ),
+            },
+            { additionalProperties: false },
+          ),
           {
-            storageBaseUrl: orNull(
-              Type.String({ maxLength: 2048, description: 'https URL on a public domain, or null to remove it' }),
-            ),
+            name: 'UpdateSettingsRequest',
+            description: 'The white-label base URL of document links, or null to remove it',
+            example: { storageBaseUrl: 'https://notas.horizontetecnologia.com.br' },
           },
-          { additionalProperties: false },
         ),
         response: {
-          200: Type.Object(
+          200: documented(
+            Type.Object(
+              {
+                storageBaseUrl: Type.Union([Type.String(), Type.Null()]),
+                status: Type.Union(
+                  [Type.Literal('pending_verification'), Type.Literal('active'), Type.Literal('removed')],
+                  {
+                    description:
+                      'pending_verification until the CNAME is verified; active when this domain is already the ' +
+                      'verified one; removed after null',
+                  },
+                ),
+                message: Type.String({ description: 'What to do next (the CNAME to set)' }),
+              },
+              { description: 'A white-label domain and what to do next' },
+            ),
             {
-              storageBaseUrl: Type.Union([Type.String(), Type.Null()]),
-              status: Type.Union(
-                [Type.Literal('pending_verification'), Type.Literal('active'), Type.Literal('removed')],
-                {
-                  description:
-                    'pending_verification until the CNAME is verified; active when this domain is already the ' +
-                    'verified one; removed after null',
-                },
-              ),
-              message: Type.String({ description: 'What to do next (the CNAME to set)' }),
+              name: 'StorageDomain',
+              description: 'The white-label domain and what to do next',
+              example: {
+                storageBaseUrl: 'https://notas.horizontetecnologia.com.br',
+                status: 'pending_verification',
+                message:
+                  'Create a CNAME record for notas.horizontetecnologia.com.br pointing to docs.nfse-service.example.com. The domain stays pending_verification until the CNAME is verified (checked at once, then every 600 s); document URLs keep their current base until then.',
+              },
             },
-            { description: 'The white-label domain and what to do next' },
           ),
           ...errorResponses(400, 413, 415),
         },

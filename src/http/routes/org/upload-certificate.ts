@@ -6,7 +6,7 @@ import { cnpjRoot } from '../../../domain/tax-ids.ts';
 import { requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, IdParams } from '../../schemas.ts';
 import { iso, loadOrgProject } from './common.ts';
 import { readMultipartUpload } from './multipart.ts';
 
@@ -32,22 +32,44 @@ export const uploadCertificateRoute: RouteModule = (app, ctx) => {
           "Needs the scope certificates:write. multipart/form-data with `file` (.pfx/.p12, at most 50 KB, else 413) and `password`. 400 codes: CERTIFICATE_MISSING_FILE, CERTIFICATE_MISSING_PASSWORD, CERTIFICATE_NOT_PKCS12, CERTIFICATE_WRONG_PASSWORD, CERTIFICATE_NO_PRIVATE_KEY, CERTIFICATE_EXPIRED, CERTIFICATE_NOT_YET_VALID, CERTIFICATE_CNPJ_MISMATCH (the certificate's CNPJ root, its first 8 digits, must equal the project's: branches share the head office's certificate). Atomically replaces the previous certificate.",
         consumes: ['multipart/form-data'],
         params: IdParams,
-        body: Type.Object({
-          file: Type.String({ format: 'binary', description: 'PKCS#12 file (.pfx or .p12), at most 50 KB' }),
-          password: Type.String({ description: 'The certificate password' }),
-        }),
+        body: documentedBody(
+          Type.Object({
+            file: Type.String({ format: 'binary', description: 'PKCS#12 file (.pfx or .p12), at most 50 KB' }),
+            password: Type.String({ description: 'The certificate password' }),
+          }),
+          {
+            name: 'UploadCertificateRequest',
+            description: 'The A1 certificate file and its password',
+            example: { file: '(the bytes of horizonte-ecnpj-a1.pfx)', password: 'S3nh@DoCertificado' },
+          },
+        ),
         response: {
-          201: Type.Object(
+          201: documented(
+            Type.Object(
+              {
+                id: Type.String(),
+                fileName: Type.String(),
+                subjectCN: Type.String(),
+                validFrom: Type.String({ format: 'date-time' }),
+                validUntil: Type.String({ format: 'date-time' }),
+                daysUntilExpiration: Type.Integer(),
+                active: Type.Boolean(),
+              },
+              { description: 'An A1 certificate (spec 2.4)' },
+            ),
             {
-              id: Type.String(),
-              fileName: Type.String(),
-              subjectCN: Type.String(),
-              validFrom: Type.String({ format: 'date-time' }),
-              validUntil: Type.String({ format: 'date-time' }),
-              daysUntilExpiration: Type.Integer(),
-              active: Type.Boolean(),
+              name: 'Certificate',
+              description: 'The stored certificate (spec 2.4); it replaces the previous one',
+              example: {
+                id: 'cf7c8bd9-4f1b-46e9-9702-01594aa854a1',
+                fileName: 'horizonte-ecnpj-a1.pfx',
+                subjectCN: 'HORIZONTE TECNOLOGIA DA INFORMACAO LTDA:11222333000181',
+                validFrom: '2026-03-10T14:22:05.000Z',
+                validUntil: '2027-03-10T14:22:05.000Z',
+                daysUntilExpiration: 103,
+                active: true,
+              },
             },
-            { description: 'The stored certificate (spec 2.4)' },
           ),
           ...errorResponses(400, 404, 413, 415),
         },

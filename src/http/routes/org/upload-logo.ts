@@ -4,7 +4,7 @@ import { newDocumentKey } from '../../../storage/types.ts';
 import { orgPrincipal, requireOrg } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, IdParams } from '../../schemas.ts';
 import { loadOrgProject } from './common.ts';
 import { sniffImageFormat } from '../../../documents/image-structure.ts';
 import { decodeLogo } from './logo-format.ts';
@@ -27,18 +27,37 @@ export const uploadLogoRoute: RouteModule = (app, ctx) => {
           'Needs the scope projects:write. multipart/form-data with `file`: PNG, JPEG or WebP recognised by its content (not its name or declared type), at most 500 KB (else 413), 400x400 px recommended. The file is decoded structurally (PNG chunks and CRCs, JPEG markers, WebP RIFF chunks) and its dimensions read: a truncated file, one with data after the image (a polyglot) or an inconsistent header is refused with 400 LOGO_INVALID_IMAGE. Replaces the previous logo. Used by the retrato_logo and paisagem_logo DANFSe templates.',
         consumes: ['multipart/form-data'],
         params: IdParams,
-        body: Type.Object({
-          file: Type.String({ format: 'binary', description: 'PNG, JPEG or WebP image, at most 500 KB' }),
-        }),
+        body: documentedBody(
+          Type.Object({
+            file: Type.String({ format: 'binary', description: 'PNG, JPEG or WebP image, at most 500 KB' }),
+          }),
+          {
+            name: 'UploadLogoRequest',
+            description: 'The logo image',
+            example: { file: '(the bytes of horizonte-logo.png)' },
+          },
+        ),
         response: {
-          201: Type.Object(
+          201: documented(
+            Type.Object(
+              {
+                ok: Type.Literal(true),
+                key: Type.String({ description: 'Storage key of the logo' }),
+                width: Type.Integer({ description: 'Width in pixels, read from the image header' }),
+                height: Type.Integer({ description: 'Height in pixels, read from the image header' }),
+              },
+              { description: 'A stored logo' },
+            ),
             {
-              ok: Type.Literal(true),
-              key: Type.String({ description: 'Storage key of the logo' }),
-              width: Type.Integer({ description: 'Width in pixels, read from the image header' }),
-              height: Type.Integer({ description: 'Height in pixels, read from the image header' }),
+              name: 'LogoUploaded',
+              description: 'The stored logo, with the dimensions read from the image',
+              example: {
+                ok: true,
+                key: 'p/a408dbd1-361b-4349-ae99-111df8564c37/5f0c2a9e8d7b4163a1e2c3d4b5a69788/logo.png',
+                width: 400,
+                height: 400,
+              },
             },
-            { description: 'The stored logo' },
           ),
           ...errorResponses(400, 404, 413, 415),
         },

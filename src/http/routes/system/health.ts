@@ -1,6 +1,6 @@
 import { Type } from 'typebox';
 import type { RouteModule } from '../../route.ts';
-import { problemRef } from '../../schemas.ts';
+import { documented, problemRef } from '../../schemas.ts';
 
 export const health: RouteModule = (app, ctx) => {
   app.get(
@@ -11,12 +11,21 @@ export const health: RouteModule = (app, ctx) => {
         summary: 'Liveness and database reachability',
         security: [],
         response: {
-          200: Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') }),
+          200: documented(Type.Object({ status: Type.Literal('ok'), database: Type.Literal('ok') }), {
+            name: 'Health',
+            description: 'The process is up and its database answers',
+            example: { status: 'ok', database: 'ok' },
+          }),
           // the database is unreachable, or (problem+json SERVICE_UNAVAILABLE) the process is shutting down
-          503: Type.Union([
-            Type.Object({ status: Type.Literal('error'), database: Type.Literal('unreachable') }),
-            problemRef,
-          ]),
+          503: Type.Union(
+            [Type.Object({ status: Type.Literal('error'), database: Type.Literal('unreachable') }), problemRef],
+            {
+              title: 'HealthUnavailable',
+              'x-response-description': 'The database is unreachable, or the process is shutting down',
+            },
+          ),
+          // Node's HTTP parser refuses over-large headers before any route runs (problem+json, see app.ts)
+          431: problemRef,
         },
       },
     },
