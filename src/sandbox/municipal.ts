@@ -45,6 +45,7 @@ import { ipmAbrasfSandbox } from './abrasf-v2/ipm.ts';
 import { isslegalSandbox } from './abrasf-v2/isslegal.ts';
 import { neainformaticaSandbox } from './abrasf-v2/neainformatica.ts';
 import { sigcorpSandbox } from './abrasf-v2/sigcorp.ts';
+import { fintelissSandbox } from './abrasf-v2/finteliss.ts';
 import { ipmSandbox } from './ipm/service.ts';
 import { bauhausSandbox } from './own-layout/bauhaus.ts';
 import { elLegacySandbox } from './own-layout/el.ts';
@@ -115,6 +116,7 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   sistemas4rSandbox,
   neainformaticaSandbox,
   sigcorpSandbox,
+  fintelissSandbox,
   elotechSandbox,
   tinusSandbox,
   fiscoSandbox,

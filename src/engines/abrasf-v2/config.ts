@@ -79,6 +79,12 @@ export interface OperationOverride {
   homologationSoapAction?: string;
   /** how this operation's string parameters carry their XML, instead of the provider's `body.encoding` */
   encoding?: 'escaped' | 'cdata' | 'raw';
+  /**
+   * The operation's own URL from the registry's (whichever operation's URL the registry gives first): a regular
+   * expression `pattern` replaced by `replacement` (Centi's `/nfe/gerar/…`, `/nfe/consultar/rps/…`); a URL it does not
+   * match (a sandbox's, a city with one URL) is used as it is.
+   */
+  urlRewrite?: { pattern: string; replacement: string };
 }
 
 /**
@@ -89,9 +95,18 @@ export interface OperationOverride {
  * - `inlineInOp`: `<op>` + the message inline (+ trailing credentials: Fiorilli; DSF);
  * - `bareMessage`: the message is the body (EloTech, Tinus);
  * - `stringParam`: `<op>{<param>}` with the message as the one qualified string parameter `body.param` (Fisco's
- *   `<nfse:gerarNfse><nfse:xml>`), no cabecalho.
+ *   `<nfse:gerarNfse><nfse:xml>`), no cabecalho;
+ * - `json`: no SOAP: an HTTP POST of `{"xml": <message>, "usuario": …, "senha": …}` (application/json, the project's
+ *   municipalUser/municipalPassword) to the operation's URL, answered by the bare ABRASF message (Centi).
  */
-export type BodyStyle = 'abrasfRequest' | 'opParams' | 'doubleWrap' | 'inlineInOp' | 'bareMessage' | 'stringParam';
+export type BodyStyle =
+  | 'abrasfRequest'
+  | 'opParams'
+  | 'doubleWrap'
+  | 'inlineInOp'
+  | 'bareMessage'
+  | 'stringParam'
+  | 'json';
 
 export interface AbrasfProviderConfig {
   /** the ACBr provider name (engine key `abrasf-v2:<provider lower case>`) */
@@ -205,6 +220,8 @@ export interface AbrasfProviderConfig {
   urlCredential?: { param: string; credential: 'authorizationKey' | 'accessToken' };
   /** at most this many digits in CodigoCnae (7 official; DSF 9); a CNAE of fewer than 7 digits is not sent */
   cnaeDigits?: number;
+  /** RPS elements the provider's schema says are not to be sent (Centi: `NAO DEVE SER ENVIADO`), left out */
+  omitElements?: readonly string[];
   /** the provider's own layout rules, added to the generic ones (a hook: field path + message per problem) */
   check?(project: ProjectFiscalProfile, invoice: NormalizedInvoice): { field: string; message: string }[];
   formats: {

@@ -159,7 +159,13 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
   }
 
   const read = (answer: Parameters<typeof readAbrasfAnswer>[0], operation: Parameters<typeof messageOf>[1]) =>
-    readAbrasfAnswer(answer, messageOf(config, operation).responseRoots, config.answerMessages, config.answerString);
+    readAbrasfAnswer(
+      answer,
+      messageOf(config, operation).responseRoots,
+      config.answerMessages,
+      config.answerString,
+      config.body.style === 'json',
+    );
   const isOutcome = (value: Outcome<never> | AbrasfAnswer): value is Outcome<never> => 'kind' in value;
 
   const emit: Operation<PreparedDocument, IssuedDocument> = {
@@ -308,8 +314,8 @@ export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefini
   return defineFamily({
     id: 'abrasf-v2',
     provider: config.provider,
-    layout: `ABRASF ${config.version} (${config.provider}: ${emission.soapOperation}, SOAP ${config.soap.version})`,
-    transport: config.soap.version === '1.1' ? 'soap11' : 'soap12',
+    layout: `ABRASF ${config.version} (${config.provider}: ${emission.soapOperation}, ${config.body.style === 'json' ? 'REST/JSON' : `SOAP ${config.soap.version}`})`,
+    transport: config.body.style === 'json' ? 'rest-json' : config.soap.version === '1.1' ? 'soap11' : 'soap12',
     auth: config.auth,
     ...(config.presentsCertificate ? { presentsCertificate: true } : {}),
     capabilities: { ...config.capabilities, mode: async ? 'async' : config.capabilities.mode, reconcile: true },

@@ -3,6 +3,7 @@ import { defineAbrasfProvider } from './define.ts';
 import { DSF_CONFIG } from './providers/dsf.ts';
 import { EL_CONFIG } from './providers/el.ts';
 import { ELOTECH_CONFIG } from './providers/elotech.ts';
+import { FINTELISS_CONFIG, servesFintelIss200 } from './providers/finteliss.ts';
 import { FIORILLI_CONFIG } from './providers/fiorilli.ts';
 import { FUTURIZE_CONFIG } from './providers/futurize.ts';
 import { GOVDIGITAL_CONFIG } from './providers/govdigital.ts';
@@ -49,6 +50,7 @@ export const ABRASF_V2_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> =
   'abrasf-v2:el': defineAbrasfProvider(EL_CONFIG),
   'abrasf-v2:elotech': defineAbrasfProvider(ELOTECH_CONFIG),
   'abrasf-v2:ereceita': defineAbrasfProvider(ERECEITA_CONFIG),
+  'abrasf-v2:finteliss': { ...defineAbrasfProvider(FINTELISS_CONFIG), serves: servesFintelIss200 },
   'abrasf-v2:fiorilli': fiorilliAbrasfFamily,
   'abrasf-v2:fisco': defineAbrasfProvider(FISCO_CONFIG),
   'abrasf-v2:futurize': defineAbrasfProvider(FUTURIZE_CONFIG),

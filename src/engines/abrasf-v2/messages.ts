@@ -176,7 +176,11 @@ export function buildRps(config: AbrasfProviderConfig, input: PrepareInput): { i
     el('OptanteSimplesNacional', invoice.regime.simples ? '1' : '2') +
     el('IncentivoFiscal', '2') +
     '</InfDeclaracaoPrestacaoServico></Rps>';
-  return { id, xml };
+  const omitted = (config.omitElements ?? []).reduce(
+    (out, name) => out.replace(new RegExp(`<${name}>[^<]*</${name}>`, 'g'), ''),
+    xml,
+  );
+  return { id, xml: omitted };
 }
 
 /** The RPS message as the XSD sees it (GerarNfseEnvio is the one global element holding a bare Rps). */

@@ -128,7 +128,9 @@ export function abrasfRequest(
   const namespace = homologation?.namespace ?? config.soap.namespace;
   const names = config.body.stringNames ?? { cabecalho: 'nfseCabecMsg', dados: 'nfseDadosMsg' };
   const qualified = config.body.qualifiedStrings === true;
-  const url = operationUrl(config, operation, context.ambiente, urlOf(config, context, kitOperation));
+  const rewrite = row.urlRewrite;
+  const registryUrl = operationUrl(config, operation, context.ambiente, urlOf(config, context, kitOperation));
+  const url = rewrite ? registryUrl.replace(new RegExp(rewrite.pattern), rewrite.replacement) : registryUrl;
   const { style } = config.body;
   const encoding = row.encoding ?? config.body.encoding;
   const stringParts = (): SoapPart[] => [
@@ -141,6 +143,11 @@ export function abrasfRequest(
     parts.map((p) => ({ ...p, encoding: encoding === 'raw' ? 'xml' : encoding }));
   let parts: SoapPart[];
   let element = op;
+  if (style === 'json') {
+    const { username, password } = credentialsOf(context);
+    const body = JSON.stringify({ xml: message, usuario: username, senha: password });
+    return { method: 'POST', url, headers: { 'content-type': 'application/json; charset=utf-8' }, body };
+  }
   if (style === 'bareMessage') {
     const env = SOAP_NAMESPACES[config.soap.version];
     const { headers } = soapEnvelope({
@@ -252,13 +259,14 @@ function stringAnswerRoot(body: string, name: string, roots: readonly string[]):
 /**
  * The answer message of an operation, or the outcome that replaces it: transport failures, HTTP 429/5xx and SOAP
  * Server faults are transient (nothing processed); a SOAP Client fault is a rejection; an answer without the
- * expected message is unknown.
+ * expected message is unknown. `bare`: the answer is the ABRASF message itself, no SOAP envelope (the `json` style).
  */
 export function readAbrasfAnswer(
   answer: HttpAnswer,
   roots: readonly string[],
   shape?: AnswerMessages,
   answerString?: string,
+  bare = false,
 ): Outcome<never> | AbrasfAnswer {
   if (answer.kind !== 'response') return transportFailure(answer);
   const status = answer.status;
@@ -277,6 +285,8 @@ export function readAbrasfAnswer(
       httpStatus: status,
     };
   }
+  const bareRoot = bare && soap.kind === 'unreadable' ? findRoot(answer.body, roots) : null;
+  if (bareRoot) return { root: bareRoot, errors: messagesOf(bareRoot, shape), httpStatus: status };
   if (soap.kind === 'unreadable') {
     if (status >= 500) return { kind: 'transient', reason: `HTTP ${status}`, httpStatus: status };
     return { kind: 'unknown', reason: `unreadable ABRASF answer: ${soap.reason}` };

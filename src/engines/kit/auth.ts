@@ -36,7 +36,8 @@ function required(credentials: ProjectCredentials, name: keyof ProjectCredential
  * Applies a family's auth kind to an operation's request. `body-credentials` and `signature` change nothing here:
  * the builder writes the credentials into the message, and the signature is the message's own. `header-token`
  * sends the project's authorization key in `headerName` (default `Authorization`, as the providers that use it do).
- * `presentCertificate`: Basic, Bearer and header-token requests also present the TLS client certificate.
+ * `presentCertificate`: Basic, Bearer, header-token and body-credentials requests also present the TLS client
+ * certificate (Centi: user and password in the JSON body over mutual TLS).
  */
 export function authorize(
   request: OperationRequest,
@@ -63,8 +64,9 @@ export function authorize(
     case 'header-token':
       headers[(options.headerName ?? 'authorization').toLowerCase()] = required(credentials, 'authorizationKey');
       return { ...request, headers, certificate: tls };
-    case 'signature':
     case 'body-credentials':
+      return { ...request, headers, certificate: tls };
+    case 'signature':
       return { ...request, headers, certificate: null };
   }
 }

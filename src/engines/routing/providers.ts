@@ -49,7 +49,8 @@ export const PROVIDER_TRAITS: Record<string, ProviderTraits> = {
   Tributus: { ...cert('soap11'), credentials: ['authorizationKey'], auth: 'body-credentials' },
   Sintese: cert('soap11'),
   Fisco: cert('soap12', true, false),
-  Centi: cert('rest-json'),
+  // Centi.Provider.pas (Rest2): `{"xml", "usuario", "senha"}` JSON; ACBr refuses to send without WSUser/WSSenha
+  Centi: { ...cert('rest-json'), credentials: USER_PASSWORD, auth: 'body-credentials' },
   Elmar: { ...cert('rest-json', true, false), credentials: ['accessToken'], auth: 'bearer' },
   Saatri: { ...cert('soap11', false), credentials: USER_PASSWORD, auth: 'body-credentials' },
   Tecnos: cert('soap11'),

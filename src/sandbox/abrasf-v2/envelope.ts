@@ -72,7 +72,35 @@ function wsSecurityOf(envelope: Element): { username: string | null; password: s
   return { username: value('Username'), password: value('Password') };
 }
 
+/** A JSON request (`{"xml", "usuario", "senha"}`: Centi): the operation is the one of the message's root. */
+function parseJsonCall(body: string): ParsedCall | { error: string } {
+  let json: unknown;
+  try {
+    json = JSON.parse(body);
+  } catch (err) {
+    return { error: `JSON mal formado: ${(err as Error).message}` };
+  }
+  const field = (name: string) => {
+    const value = (json as Record<string, unknown> | null)?.[name];
+    return typeof value === 'string' && value.trim() ? value.trim() : null;
+  };
+  const message = field('xml');
+  const root = message ? /^(?:<\?xml[^>]*\?>)?\s*<(?:\w+:)?(\w+)/.exec(message)?.[1] : undefined;
+  const operation = root ? ROOT_TO_OPERATION[root] : undefined;
+  if (!operation) return { error: `Mensagem desconhecida: ${root ?? '(xml ausente)'}` };
+  return {
+    operation,
+    soapVersion: '1.1',
+    root,
+    message,
+    cabecalho: null,
+    username: field('usuario'),
+    password: field('senha'),
+  };
+}
+
 export function parseCall(profile: AbrasfSandboxProfile, body: string): ParsedCall | { error: string } {
+  if (profile.request === 'json') return parseJsonCall(body);
   const call = parseEnvelope(profile, body);
   if ('error' in call || !profile.wsSecurity) return call;
   // credentials only from the header: body username/password elements are not the provider's contract
@@ -173,6 +201,10 @@ function erroEntries(answerXml: string): string {
 
 /** The answer message in the provider's response idiom. */
 export function soapAnswer(profile: AbrasfSandboxProfile, call: ParsedCall, answerXml: string): SandboxReply {
+  if (profile.request === 'json') {
+    const body = `<?xml version="1.0" encoding="utf-8"?>${answerXml}`;
+    return { status: 200, headers: { 'content-type': 'application/xml; charset=utf-8' }, body };
+  }
   const named =
     Object.entries(profile.operationNames ?? {}).find(([, official]) => official === call.operation)?.[0] ??
     call.operation;

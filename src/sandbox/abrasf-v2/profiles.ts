@@ -28,9 +28,10 @@ export interface AbrasfSandboxProfile {
   /**
    * Where the request carries its message: `strings` (nfseCabecMsg/nfseDadosMsg, escaped, CDATA or raw elements,
    * inside `<Op>Request`, `<Op>` or `<Op><Op>Request>`), `inline` (the message element inside the operation
-   * element), `bare` (the message is the body).
+   * element), `bare` (the message is the body), `json` (no SOAP: `{"xml", "usuario", "senha"}` posted as
+   * application/json, the operation named by the message's root, answered by the bare message: Centi).
    */
-  request: 'strings' | 'inline' | 'bare';
+  request: 'strings' | 'inline' | 'bare' | 'json';
   /**
    * For `strings`: the one wrapper the provider's WSDL/clients use (`request` `<Op>Request`, `operation` `<Op>`,
    * `double` `<Op><Op>Request>`); absent: any of them is accepted.
