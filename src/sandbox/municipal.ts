@@ -44,6 +44,7 @@ import { ginfesSandbox } from './ginfes/service.ts';
 import { ipmAbrasfSandbox } from './abrasf-v2/ipm.ts';
 import { isslegalSandbox } from './abrasf-v2/isslegal.ts';
 import { neainformaticaSandbox } from './abrasf-v2/neainformatica.ts';
+import { centiSandbox } from './abrasf-v2/centi.ts';
 import { sigcorpSandbox } from './abrasf-v2/sigcorp.ts';
 import { fintelissSandbox } from './abrasf-v2/finteliss.ts';
 import { ipmSandbox } from './ipm/service.ts';
@@ -115,6 +116,7 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   sysissSandbox,
   sistemas4rSandbox,
   neainformaticaSandbox,
+  centiSandbox,
   sigcorpSandbox,
   fintelissSandbox,
   elotechSandbox,

@@ -19,6 +19,7 @@ export const SCHEMA_FILES = {
   abrasf203Tinus: 'abrasf/nfse_v203-tinus.xsd',
   abrasf200MegaSoft: 'abrasf/nfse_v01-megasoft.xsd',
   abrasf202Futurize: 'abrasf/nfse_v202-futurize.xsd',
+  abrasf202Centi: 'abrasf/nfse_v202-centi.xsd',
   abrasf201: 'abrasf/nfse_v201.xsd',
   abrasf203: 'abrasf/nfse_v203.xsd',
   abrasf200: 'abrasf/nfse_v200.xsd',
