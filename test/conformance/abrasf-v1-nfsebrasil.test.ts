@@ -1,9 +1,12 @@
-import { describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ABRASF_V1_DEFINITIONS } from '../../src/engines/abrasf-v1/index.ts';
 import { NFSEBRASIL_ERROR, nfseBrasilSchemaView } from '../../src/engines/abrasf-v1/providers/nfsebrasil.ts';
+import { createEngine } from '../../src/engines/kit/engine.ts';
+import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import { createNFSeBrasilService } from '../../src/sandbox/abrasf-v1/nfsebrasil.ts';
 import { validateXml } from '../../src/xml/xsd.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { TAKER } from '../support/onboarding.ts';
 import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
 
@@ -77,5 +80,65 @@ describe('NFSeBrasil: the message as it travels', () => {
     const lettered = { ...project, serieNfse: 'A1' };
     const refused = family.check(lettered, normalized(lettered)).map((e) => e.field);
     expect(refused).toContain('project.serieNfse');
+  });
+});
+
+describe('NFSeBrasil: the access key, names with "&", and an RPS still in an unprocessed lote', () => {
+  const family = ABRASF_V1_DEFINITIONS['abrasf-v1:nfsebrasil']!;
+  let env: Awaited<ReturnType<typeof startRawXmlSandbox>>;
+  let http: GovernmentHttpClient;
+  let number = 500_000 + (Date.now() % 100_000);
+  const engine = () =>
+    createEngine(family, { http, endpoints: env.endpoints, signatureAlgorithm: 'rsa-sha1', validateBeforeSend: true });
+  const connection = (accessToken: string) => ({
+    certificate: env.certificate,
+    ambiente: 2 as const,
+    municipality: project.codigoMunicipio,
+    credentials: { accessToken },
+  });
+  const prepare = (invoice = normalized(project)) => {
+    const prepared = engine().prepare({
+      project,
+      invoice,
+      serie: '1',
+      number: ++number,
+      issuedAt: new Date(Date.now() - 60_000),
+      certificate: env.certificate,
+    });
+    if (prepared.kind !== 'ok') throw new Error(JSON.stringify(prepared));
+    return prepared.value;
+  };
+
+  beforeAll(async () => {
+    env = await startRawXmlSandbox({
+      project,
+      slug: 'nfsebrasil',
+      create: (deps) => createNFSeBrasilService({ ...deps, holdMs: 60_000 }),
+      settings: { path: '/__sandbox/nfsebrasil/settings', body: { keys: { [KEY]: { cnpj: project.cnpj } } } },
+    });
+    http = new GovernmentHttpClient({ connectMs: 2_000, responseMs: 5_000 }, env.caPem);
+  });
+  afterAll(async () => {
+    await http?.close();
+    await env?.close();
+  });
+
+  it('is refused, with the provider code, under a key the provider does not know', async () => {
+    const outcome = await engine().issue(prepare(), connection('ffffffffffffffffffffffffffffffff'));
+    expect(outcome.kind, JSON.stringify(outcome)).toBe('rejected');
+    if (outcome.kind === 'rejected') expect(outcome.errorCode).toBe(NFSEBRASIL_ERROR);
+  });
+
+  it('sends a taker named with "&" (as `&amp;amp;`) and the provider reads it whole', async () => {
+    const document = prepare(normalized(project, { tomador: { ...TAKER, nome: 'Silva & Filhos Ltda' } }));
+    const outcome = await engine().issue(document, connection(KEY));
+    expect(outcome.kind, JSON.stringify(outcome)).toBe('pending');
+  });
+
+  it('never reads an RPS the provider holds in an unprocessed lote as "none"', async () => {
+    const document = prepare();
+    expect((await engine().issue(document, connection(KEY))).kind).toBe('pending');
+    const found = await engine().reconcile(document, connection(KEY));
+    expect(found.kind, JSON.stringify(found)).not.toBe('ok');
   });
 });

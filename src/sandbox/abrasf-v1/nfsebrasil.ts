@@ -19,9 +19,10 @@ import { readSoapRequest, SoapClientError, schemaErrors, soapFault, stringParame
  *     notas/nota/xml/CompNfse}; refusals are texts without codes.
  *
  * Readings for what no public source shows (the engine, src/engines/abrasf-v1/providers/nfsebrasil.ts, relies on no
- * more): the unqualified message is validated with the schema's namespace made its default; the `&amp;amp;` of names
- * with `&` is decoded once more before the message is read (ACBr "Tratamento de nomes com &"); every check is made
- * at reception (refusal: erros, no protocolo); an accepted lote is processed `holdMs` later (consultarLoteRPS: no
+ * more): the unqualified message is validated with the schema's namespace made its default; `&amp;` is decoded once
+ * more before the message is read, so names with `&` must travel as `&amp;amp;` (ACBr "Tratamento de nomes com &")
+ * and a singly escaped `&` leaves the message malformed; every check is made at reception (refusal: erros, no
+ * protocolo); an accepted lote is processed `holdMs` later (consultarLoteRPS: no
  * `notas` until then); consultarRPS with no note answers neither notas nor erros, and an RPS still in an unprocessed
  * lote is an `erro`; the note is an ABRASF 1.00 CompNfse, unqualified like the rest of the wire (no answer schema is
  * public); `status` texts are the sandbox's own. consultarNFSE and cancelarNFSE answer a SOAP fault: their answers
@@ -125,7 +126,8 @@ export function createNFSeBrasilService(deps: MunicipalSandboxDependencies & { h
     notes.length ? `<notas>${notes.map((n) => `<nota><xml>${n.xml}</xml></nota>`).join('')}</notas>` : '';
 
   function importar(env: string, message: string, cod: string, cnpj: string, key: string): string {
-    const xml = message.replace(/&amp;amp;/g, '&amp;').replace(/^\s*<\?xml[^>]*\?>/, '');
+    // the provider decodes `&amp;` once more than XML does: a bare `&` left by a single escape breaks the message
+    const xml = message.replace(/&amp;/g, '&').replace(/^\s*<\?xml[^>]*\?>/, '');
     const view = xml.replace(/^<EnviarLoteRpsEnvio/, `<EnviarLoteRpsEnvio xmlns="${DATA_NS}"`);
     const invalid = schemaErrors('abrasf100NFSeBrasil', view);
     if (invalid) throw new Refusal(`Arquivo fora do schema rps.xsd: ${invalid}`);
@@ -229,7 +231,7 @@ export function createNFSeBrasilService(deps: MunicipalSandboxDependencies & { h
   }
 
   return {
-    family: 'nfsebrasil',
+    family: 'abrasf-v1-nfsebrasil',
     name: 'NFSeBrasil',
     mount: '/municipal/nfsebrasil/:ambiente(producao|producaorestrita)',
     routes: [{ method: 'POST', path: '/', name: 'nfsebrasil', handler: handle }],

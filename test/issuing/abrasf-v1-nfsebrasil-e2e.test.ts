@@ -1,0 +1,74 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForInvoiceState } from '../documents-flow/support.ts';
+import { startTestService, type TestService } from '../support/harness.ts';
+import { invoiceBody, onboardProject } from '../support/onboarding.ts';
+
+/**
+ * A provider in an NFSeBrasil city of Minas Gerais (3151404, not adherent to the national environment) issues and
+ * queries over HTTP as a user, through `abrasf-v1:nfsebrasil` and its sandbox (`/municipal/nfsebrasil/…`):
+ * importarLoteRPS (the project's access key as `hashValidador`, nothing signed, no client certificate) answers a
+ * protocolo, the poll job asks consultarLoteRPS until the note is issued. The provider's cancellation is not offered
+ * (its answer is not documented publicly): POST /cancelar ends CANCEL_NOT_SUPPORTED. A project without its access key
+ * is refused at POST /emitir with a 400 naming project.cscToken.
+ */
+const CITY = {
+  codigoMunicipio: '3151404',
+  regimeTributario: '3',
+  aliquotaSimples: 3,
+  inscricaoMunicipal: '3810',
+  cnae: '6201501',
+};
+
+let t: TestService;
+
+beforeAll(async () => {
+  t = await startTestService();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('issuing through NFSeBrasil (ABRASF 1.00 own schema, asynchronous lotes), as a user', () => {
+  it('issues (pending → polled → issued), serves the note, and is told the cancellation is not offered', async () => {
+    const p = await onboardProject(t, { project: { ...CITY, cscToken: '09e59b2c979ebf8d009a48c2043eee94' } });
+    const res = await t.request('POST', '/emitir', {
+      key: p.apiKey,
+      body: invoiceBody({ referencia: 'nfsebrasil-1' }),
+    });
+    expect(res.status, res.text).toBe(202);
+    const status = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) =>
+      ['issued', 'rejected', 'failed'].includes(s),
+    );
+    expect(status.status, JSON.stringify(status)).toBe('issued');
+    expect(status.numeroNfse).toMatch(/^\d+$/);
+
+    const xml = await t.request('GET', `/invoices/${res.body.invoiceId}/xml?type=emission`, { key: p.apiKey });
+    const text = xml.status === 302 ? await (await fetch(xml.headers.get('location')!)).text() : xml.text;
+    expect(text).toContain('<CompNfse');
+    expect(text).toContain(`<Numero>${status.numeroNfse}</Numero>`);
+
+    const cancel = await t.request('POST', '/cancelar', { key: p.apiKey, body: { invoiceId: res.body.invoiceId } });
+    const deadline = Date.now() + 15_000;
+    let after = cancel.body;
+    while (cancel.status === 202 && Date.now() < deadline) {
+      after = (await t.request('GET', `/invoices/${res.body.invoiceId}/status`, { key: p.apiKey })).body;
+      if (after.cancellation?.status !== 'requested' && after.status !== 'cancelling') break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(JSON.stringify({ status: cancel.status, after })).toContain('CANCEL_NOT_SUPPORTED');
+
+    await t.service.sandbox?.flushExchanges();
+    const exchanges = readFileSync(join(t.dataDir, 'sandbox', 'abrasf-v1-nfsebrasil', 'exchanges.jsonl'), 'utf8');
+    for (const operation of ['importarLoteRPS', 'consultarLoteRPS']) expect(exchanges).toContain(operation);
+    expect(exchanges).toContain('hashValidador');
+  });
+
+  it('refuses at POST /emitir, with a 400 naming project.cscToken, a project without its access key', async () => {
+    const p = await onboardProject(t, { cnpj: '45723174000110', project: CITY });
+    const res = await t.request('POST', '/emitir', { key: p.apiKey, body: invoiceBody() });
+    expect(res.status, res.text).toBe(400);
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toContain('project.cscToken');
+  });
+});
