@@ -30,6 +30,10 @@ import { cnaeOf } from '../messages.ts';
  *   `xmlns:xs`, unused); LoteRps@codMunicipio, @versao `1`, @Id; InfRps@Id = the RPS number; every Valores element
  *   written, Aliquota a percentage with 2 decimals; no ItemListaServico; CodigoTributacaoMunicipio the LC 116 item.
  *
+ * Not a configuration of the generic base (define.ts): the RPS is not ABRASF 1.00's tcRps (no ItemListaServico, no
+ * OptanteSimplesNacional, Email/Telefone outside Contato), the call is RPC with the key beside the message, and the
+ * answers are not ListaMensagemRetorno; what is shared is reused (the 1.0 layout rules, the CNAE, the transport).
+ *
  * Readings chosen for what no public source shows (the sandbox accepts exactly these):
  * - the schema describes the messages in its target namespace while the wire is unqualified: both sides validate the
  *   message with that namespace made its default (`schemaView`);
@@ -236,7 +240,7 @@ function check(project: ProjectFiscalProfile, invoice: NormalizedInvoice) {
   if (!/^\d{0,5}$/.test(project.serieNfse.trim())) {
     unmet.push({ field: 'project.serieNfse', message: 'NFSeBrasil: the RPS series is numeric, up to 5 digits' });
   }
-  if (!/^\d{1,15}$/.test(project.inscricaoMunicipal ?? '')) {
+  if (project.inscricaoMunicipal && !/^\d{1,15}$/.test(project.inscricaoMunicipal)) {
     unmet.push({ field: 'project.inscricaoMunicipal', message: 'NFSeBrasil: digits only, up to 15' });
   }
   if (invoice.iss.tribISSQN !== 1) {
