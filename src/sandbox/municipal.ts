@@ -52,6 +52,7 @@ import { bauhausSandbox } from './own-layout/bauhaus.ts';
 import { elLegacySandbox } from './own-layout/el.ts';
 import { eGoverneIssSandbox } from './own-layout/egoverneiss.ts';
 import { equiplanoSandbox } from './own-layout/equiplano.ts';
+import { agiliSandbox } from './own-layout/agili.ts';
 import type { SandboxService } from './kit/server.ts';
 import { abaseSandbox } from './raw-xml/abase.ts';
 import { modernizacaoPublicaSandbox } from './raw-xml/modernizacao-publica.ts';
@@ -155,6 +156,7 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   bauhausSandbox,
   eGoverneIssSandbox,
   equiplanoSandbox,
+  agiliSandbox,
 ];
 
 /** The base path of a provider's sandbox for an environment (`/municipal/<slug>/producao|producaorestrita`). */

@@ -43,6 +43,7 @@ export const SCHEMA_FILES = {
   ginfesV3: 'ginfes/ginfes-envio-v03.xsd',
   ginfesV3Resposta: 'ginfes/ginfes-resposta-v03.xsd',
   elLegacy: 'el/el-nfse-legacy.xsd',
+  agili: 'agili/nfse_v_1.00.xsd',
 } as const;
 
 export type SchemaName = keyof typeof SCHEMA_FILES;

@@ -13,6 +13,11 @@ export interface ProjectCredentials {
   authorizationKey?: string | null;
   municipalUser?: string | null;
   municipalPassword?: string | null;
+  /**
+   * The city hall's CNPJ (a municipal parameter, public and unsealed, checked with its check digits): Agili writes it
+   * into every message as `UnidadeGestora`. Kept with the credentials because every operation needs it.
+   */
+  cnpjPrefeitura?: string | null;
 }
 
 /** How the request goes out once its auth is applied: the TLS client certificate (or none) and its headers. */

@@ -1,4 +1,5 @@
 import type { FamilyDefinition } from '../kit/family.ts';
+import { agiliDefinition } from './agili.ts';
 import { eGoverneIssDefinition } from './egoverneiss.ts';
 import { bauhausDefinition } from './bauhaus.ts';
 import { elLegacyDefinition } from './el.ts';
@@ -13,4 +14,5 @@ export const OWN_LAYOUT_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> 
   'own-layout:bauhaus': bauhausDefinition,
   'own-layout:egoverneiss': eGoverneIssDefinition,
   'own-layout:equiplano': equiplanoDefinition,
+  'own-layout:agili': agiliDefinition,
 };

@@ -51,6 +51,8 @@ export const CREDENTIALS = [
   'basicAuthSenha',
   'accessToken',
   'authorizationKey',
+  /** the city hall's CNPJ (Agili `UnidadeGestora`): a public municipal parameter the project sets, not a secret */
+  'cnpjPrefeitura',
 ] as const;
 export type Credential = (typeof CREDENTIALS)[number];
 

@@ -23,6 +23,7 @@ const CREDENTIAL_FIELDS: Record<Credential, string> = {
   authorizationKey: 'project.cscToken',
   municipalUser: 'project.basicAuthUsuario',
   municipalPassword: 'project.basicAuthSenha',
+  cnpjPrefeitura: 'project.cnpjPrefeitura',
 };
 
 export function unmetProjectRequirements(
