@@ -22,13 +22,14 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { buildDashboard } from './build-dashboard.mjs';
 
 export const root = fileURLToPath(new URL('..', import.meta.url));
 export const dist = join(root, 'dist');
 /** Written last: its time is the build's, its presence says the build finished. */
 export const stamp = join(dist, '.build-complete');
 /** What the build reads; a file newer than the stamp makes the build stale. */
-const INPUTS = ['src', 'schemas', 'assets', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
+const INPUTS = ['src', 'schemas', 'assets', 'web', 'tsconfig.json', 'tsconfig.build.json', 'package.json'];
 const COPIED_DIRS = ['schemas', 'assets'];
 
 function* files(path) {
@@ -68,6 +69,7 @@ export async function build({ quiet = false } = {}) {
     for (const dir of COPIED_DIRS) {
       if (existsSync(join(root, dir))) cpSync(join(root, dir), join(work, dir), { recursive: true });
     }
+    await buildDashboard(join(work, 'dashboard')); // the /dashboard front-end (web/, Vite)
     await buildPgliteTemplate(work);
     writeFileSync(join(work, '.build-complete'), `${new Date().toISOString()}\n`);
     rmSync(dist, { recursive: true, force: true });

@@ -1,5 +1,6 @@
 import type { RouteModule } from '../../route.ts';
 import { dashboardForwardApiRoute } from './forward-api.ts';
+import { dashboardGetCertificateRoute } from './get-certificate.ts';
 import { dashboardGetSessionRoute } from './get-session.ts';
 import { dashboardListInvoicesRoute } from './list-invoices.ts';
 import { dashboardServeAppRoute } from './serve-app.ts';
@@ -12,6 +13,7 @@ export const DASHBOARD_ROUTES: RouteModule[] = [
   dashboardGetSessionRoute,
   dashboardSignOutRoute,
   dashboardListInvoicesRoute,
+  dashboardGetCertificateRoute,
   dashboardForwardApiRoute,
   dashboardServeAppRoute,
 ];
