@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { defineAbrasfProvider } from '../../src/engines/abrasf-v2/index.ts';
 import { CENTI_CONFIG } from '../../src/engines/abrasf-v2/providers/centi.ts';
+import { itemFormatOf, itemListaServico } from '../../src/engines/abrasf-v2/messages.ts';
 import { abrasfRequest } from '../../src/engines/abrasf-v2/transport.ts';
 import type { SendContext } from '../../src/engines/kit/family.ts';
 import { CENTI_PROFILE } from '../../src/sandbox/abrasf-v2/centi.ts';
@@ -70,5 +71,13 @@ describe('Centi wire facts', () => {
       normalized(project, { servico: { descricao: 'x', codigo: '010101' } }),
     );
     expect(problems.map((p) => p.field)).toEqual(['servico.codigoTributacaoMunicipal']);
+  });
+
+  it("writes ItemListaServico as Centi.GravarXml does: 4 digits where the city's NaoFormatarItemServico is set", () => {
+    expect(itemFormatOf(CENTI_CONFIG, '5218805')).toBe('digits'); // Rio Verde: NaoFormatarItemServico
+    expect(itemFormatOf(CENTI_CONFIG, '5211503')).toBe('digitsUnpadded'); // Itumbiara: no option
+    expect(itemListaServico('01.05', 'digits')).toBe('0105');
+    expect(itemListaServico('01.05', 'digitsUnpadded')).toBe('105');
+    expect(itemListaServico('14.02', 'digitsUnpadded')).toBe('1402');
   });
 });

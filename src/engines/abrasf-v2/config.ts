@@ -227,8 +227,10 @@ export interface AbrasfProviderConfig {
   formats: {
     /** Aliquota as a percentage (2.00 = 2 %) or a fraction (0.02) */
     aliquota: 'percentage' | 'fraction';
-    /** ItemListaServico `01.05`, `0105` or `1.05` */
-    itemListaServico: 'dotted' | 'digits' | 'unpadded';
+    /** ItemListaServico `01.05`, `0105`, `1.05` or `105` */
+    itemListaServico: 'dotted' | 'digits' | 'unpadded' | 'digitsUnpadded';
+    /** the ItemListaServico format of the cities whose registry options hold `option` (Centi's NaoFormatarItemServico) */
+    itemListaServicoByOption?: { option: string; format: 'dotted' | 'digits' | 'unpadded' | 'digitsUnpadded' };
     /** what a line break of the description becomes in Discriminacao */
     lineBreak: string;
     /** the reform group IBSCBS and CodigoNbs (reform.ts): `valores`, last in Servico/Valores (GISS) */

@@ -3,6 +3,7 @@ import type { ProjectFiscalProfile } from '../../domain/project-profile.ts';
 import { formatDateTimeWithOffset } from '../../xml/datetime.ts';
 import { escapeXmlAttr, escapeXmlText } from '../../xml/escape.ts';
 import { splitNamespaces } from '../../xml/split-namespaces.ts';
+import { municipalityRegistry } from '../routing/municipality-registry.ts';
 import { codigoNbs, ibsCbsInValores } from './reform.ts';
 import type { PrepareInput } from '../types.ts';
 import type { AbrasfProviderConfig } from './config.ts';
@@ -62,7 +63,16 @@ export function itemListaServico(subitem: string, format: AbrasfProviderConfig['
   const padded = `${item.padStart(2, '0')}.${sub.padStart(2, '0')}`;
   if (format === 'digits') return padded.replace('.', '');
   if (format === 'unpadded') return `${Number(item)}.${sub.padStart(2, '0')}`;
+  if (format === 'digitsUnpadded') return `${Number(item)}${sub.padStart(2, '0')}`;
   return padded;
+}
+
+/** The ItemListaServico format of a city: its registry option's (`formats.itemListaServicoByOption`), else the provider's. */
+export function itemFormatOf(config: AbrasfProviderConfig, codigoMunicipio: string | null | undefined) {
+  const byOption = config.formats.itemListaServicoByOption;
+  const options =
+    byOption && codigoMunicipio ? municipalityRegistry().find(codigoMunicipio)?.parameters?.options : null;
+  return byOption && options?.[byOption.option] ? byOption.format : config.formats.itemListaServico;
 }
 
 /** ExigibilidadeISS from the national tribISSQN: taxable 1, immunity 5, export 4, no incidence 2. */
@@ -130,7 +140,7 @@ function servico(config: AbrasfProviderConfig, project: ProjectFiscalProfile, in
     `<Servico><Valores>${valores(config, invoice)}${reform}</Valores>` +
     el('IssRetido', iss.retido ? '1' : '2') +
     el('ResponsavelRetencao', iss.retido ? '1' : null) +
-    el('ItemListaServico', itemListaServico(s.subitem, config.formats.itemListaServico)) +
+    el('ItemListaServico', itemListaServico(s.subitem, itemFormatOf(config, project.codigoMunicipio))) +
     el('CodigoCnae', cnae.length >= 7 ? cnae : null) +
     el('CodigoTributacaoMunicipio', cut(s.codigoTributacaoMunicipal, 20)) +
     el('CodigoNbs', codigoNbs(config, invoice)) +

@@ -19,8 +19,9 @@ import type { AbrasfProviderConfig } from '../config.ts';
  * - the registry (ACBr's ini): per-operation URLs `/nfe/gerar|consultar/rps|cancelar[/homologacao]/<uf>/<city>` for
  *   19 cities, one older `…/ServiceNfse.svc/ws` URL for 24, where the current ACBr posts the same JSON.
  * Readings (what the sources leave open): `version` 2.00 selects the base's 2.00 shape the schema has (nothing in the
- * messages carries `versao`); ItemListaServico as 4 digits (`0105`: ACBr's filsSemFormatacao of the
- * NaoFormatarItemServico cities; the others drop the leading zero, `105`, which this base does not write);
+ * messages carries `versao`); ItemListaServico as Centi.GravarXml formats it: digits without the leading zero
+ * (`105`, filsSemFormatacaoSemZeroEsquerda), 4 digits (`0105`, filsSemFormatacao) in the cities whose registry options
+ * hold NaoFormatarItemServico;
  * no cancellation: the published schema's CancelarNfseEnvio (signed, IdentificacaoNfse without the note's Id) and
  * the current clients' message (Id, CodigoVerificacao and DescricaoCancelamento in IdentificacaoNfse, in two orders,
  * signed by ACBr and unsigned by the VB client, answered by a GerarNfseResposta whose InfNfse/Status is 3, a field
@@ -64,7 +65,12 @@ export const CENTI_CONFIG: AbrasfProviderConfig = {
       ? []
       : [{ field: 'servico.codigoTributacaoMunicipal', message: 'required by Centi (CodigoTributacaoMunicipio)' }]),
   ],
-  formats: { aliquota: 'percentage', itemListaServico: 'digits', lineBreak: '\n' },
+  formats: {
+    aliquota: 'percentage',
+    itemListaServico: 'digitsUnpadded',
+    itemListaServicoByOption: { option: 'NaoFormatarItemServico', format: 'digits' },
+    lineBreak: '\n',
+  },
   emission: 'emitSingle',
   limits: { rpsPerLote: 1, queryPage: 1 },
   cancellation: { defaultCode: '1' },
