@@ -4,6 +4,9 @@ import { CENTI_CONFIG } from '../../src/engines/abrasf-v2/providers/centi.ts';
 import { itemFormatOf, itemListaServico } from '../../src/engines/abrasf-v2/messages.ts';
 import { abrasfRequest } from '../../src/engines/abrasf-v2/transport.ts';
 import type { SendContext } from '../../src/engines/kit/family.ts';
+import type { Credential } from '../../src/engines/routing/families.ts';
+import { municipalityRegistry } from '../../src/engines/routing/municipality-registry.ts';
+import { unmetProjectRequirements } from '../../src/engines/routing/requirements.ts';
 import { CENTI_PROFILE } from '../../src/sandbox/abrasf-v2/centi.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
 import { normalized, startAbrasfSandbox } from './abrasf-env.ts';
@@ -79,5 +82,15 @@ describe('Centi wire facts', () => {
     expect(itemListaServico('01.05', 'digits')).toBe('0105');
     expect(itemListaServico('01.05', 'digitsUnpadded')).toBe('105');
     expect(itemListaServico('14.02', 'digitsUnpadded')).toBe('1402');
+  });
+
+  it('makes POST /emitir refuse a Centi project without the user and password (registry trait)', () => {
+    const route = municipalityRegistry().find('5218805') ?? null;
+    expect(route?.parameters?.credentials).toEqual(['certificate', 'municipalUser', 'municipalPassword']);
+    const fields = { codigoMunicipio: '5218805', inscricaoMunicipal: '26543', cnae: null, codigoServicoSp: null };
+    const unmet = unmetProjectRequirements(route, { fields, credentials: new Set<Credential>(['certificate']) });
+    expect(unmet.map((u) => u.field)).toEqual(['project.basicAuthUsuario', 'project.basicAuthSenha']);
+    const held = new Set<Credential>(['certificate', 'municipalUser', 'municipalPassword']);
+    expect(unmetProjectRequirements(route, { fields, credentials: held })).toEqual([]);
   });
 });
