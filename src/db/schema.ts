@@ -96,6 +96,8 @@ export const projects = pgTable(
     aliquotaSimples: numeric('aliquota_simples', { mode: 'number' }),
     regimeIss: integer('regime_iss'),
     codigoServicoSp: text('codigo_servico_sp'),
+    /** the city hall's CNPJ (Agili `UnidadeGestora`): a public municipal parameter, validated with its check digits */
+    cnpjPrefeitura: text('cnpj_prefeitura'),
     /** spec 4.8.3: the URL the project's municipal engine sends to, before the registry's (absolute precedence) */
     endpointOverride: text('endpoint_override'),
     cnae: text('cnae'),

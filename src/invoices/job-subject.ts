@@ -76,6 +76,7 @@ function credentialsOf(
     basicAuthSenha: open(row.basicAuthSenhaSealed),
     accessToken: token,
     authorizationKey: token,
+    cnpjPrefeitura: row.cnpjPrefeitura,
   };
 }
 

@@ -164,6 +164,8 @@ export type CreateProjectRequest = {
   regimeIss?: 1 | 2 | 3 | null;
   /** City-of-São-Paulo service code, 5 digits; required for São Paulo */
   codigoServicoSp?: string | null;
+  /** The city hall's CNPJ (14 digits, formatted or not, valid check digits): a public municipal parameter required by the engines that write it into every message (Agili `UnidadeGestora`). null removes it. */
+  cnpjPrefeitura?: string | null;
   /** Spec 4.8.3: the base URL the project's municipal engine sends to, taking precedence over the municipality registry's (a provider's new address before the registry knows it). Not used by the national environment. null removes it. */
   endpointOverride?: string | null;
   /** Main CNAE, 7 digits (formatted or not); required by GINFES and the Federal District */
@@ -1549,6 +1551,7 @@ export type Project = {
   aliquotaSimples: number | null;
   regimeIss: number | null;
   codigoServicoSp: string | null;
+  cnpjPrefeitura: string | null;
   endpointOverride: string | null;
   cnae: string | null;
   basicAuthUsuario: string | null;
@@ -1696,7 +1699,7 @@ export type SearchCitiesResponse200 = {
       /** Project fields (spec 2.1) this engine needs besides CNPJ and razão social */
       projectFields: Array<'codigoMunicipio' | 'inscricaoMunicipal' | 'cnae' | 'codigoServicoSp'>;
       /** Credentials the project must hold: certificate (A1), municipal user/password, Basic Auth user/password, access token, authorization key */
-      credentials: Array<'certificate' | 'municipalUser' | 'municipalPassword' | 'basicAuthUsuario' | 'basicAuthSenha' | 'accessToken' | 'authorizationKey'>;
+      credentials: Array<'certificate' | 'municipalUser' | 'municipalPassword' | 'basicAuthUsuario' | 'basicAuthSenha' | 'accessToken' | 'authorizationKey' | 'cnpjPrefeitura'>;
       /** How the engine authenticates: mtls, signature (XML only), basic, bearer, header-token, body-credentials */
       auth: 'mtls' | 'signature' | 'basic' | 'bearer' | 'header-token' | 'body-credentials';
       /** Wire transport */
@@ -1850,6 +1853,8 @@ export type UpdateProjectRequest = {
   regimeIss?: 1 | 2 | 3 | null;
   /** City-of-São-Paulo service code, 5 digits; required for São Paulo */
   codigoServicoSp?: string | null;
+  /** The city hall's CNPJ (14 digits, formatted or not, valid check digits): a public municipal parameter required by the engines that write it into every message (Agili `UnidadeGestora`). null removes it. */
+  cnpjPrefeitura?: string | null;
   /** Spec 4.8.3: the base URL the project's municipal engine sends to, taking precedence over the municipality registry's (a provider's new address before the registry knows it). Not used by the national environment. null removes it. */
   endpointOverride?: string | null;
   /** Main CNAE, 7 digits (formatted or not); required by GINFES and the Federal District */

@@ -14,6 +14,7 @@ function requirementsInput(project: ProjectFiscalProfile, row: ProjectRow): Proj
   if (row.basicAuthUsuario) credentials.add('basicAuthUsuario').add('municipalUser');
   if (row.basicAuthSenhaSealed) credentials.add('basicAuthSenha').add('municipalPassword');
   if (row.cscTokenSealed) credentials.add('accessToken').add('authorizationKey');
+  if (row.cnpjPrefeitura) credentials.add('cnpjPrefeitura');
   return {
     fields: {
       codigoMunicipio: project.codigoMunicipio,

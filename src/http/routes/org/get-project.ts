@@ -59,6 +59,7 @@ export const getProjectRoute: RouteModule = (app, ctx) => {
               aliquotaSimples: 6,
               regimeIss: null,
               codigoServicoSp: null,
+              cnpjPrefeitura: null,
               endpointOverride: null,
               cnae: '6209100',
               basicAuthUsuario: null,

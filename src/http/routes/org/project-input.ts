@@ -93,6 +93,18 @@ export function readProjectInput(
   for (const key of TEXT_FIELDS) if (has(key)) columns[key] = cleanText(body[key]);
   for (const key of NUMBER_FIELDS) if (has(key)) columns[key] = typeof body[key] === 'number' ? body[key] : null;
 
+  if (has('cnpjPrefeitura')) {
+    const given = cleanText(body.cnpjPrefeitura);
+    const cnpj = given === null ? null : normalizeCnpj(given);
+    if (given !== null && cnpj === null) {
+      problems.push({
+        code: 'INVALID_CNPJ',
+        field: 'cnpjPrefeitura',
+        message: "must be the city hall's CNPJ of 14 digits (formatted or not) with valid check digits",
+      });
+    } else columns.cnpjPrefeitura = cnpj;
+  }
+
   if (has('serieNfse')) columns.serieNfse = String(body.serieNfse);
   if (has('ambiente')) columns.ambiente = body.ambiente as number;
   if (has('cnae')) columns.cnae = typeof body.cnae === 'string' ? onlyDigits(body.cnae) || null : null;

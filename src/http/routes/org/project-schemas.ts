@@ -102,6 +102,16 @@ const optionalFields = {
   aliquotaSimples: Type.Optional(percent('Effective DAS rate (%) for Simples Nacional ME/EPP')),
   regimeIss: Type.Optional(intEnum([1, 2, 3], 'ISS regime: 1 inside the DAS, 2 separate, 3 both separate')),
   codigoServicoSp: Type.Optional(digits(5, 'City-of-São-Paulo service code, 5 digits; required for São Paulo')),
+  cnpjPrefeitura: Type.Optional(
+    orNull(
+      Type.String({
+        maxLength: 18,
+        description:
+          "The city hall's CNPJ (14 digits, formatted or not, valid check digits): a public municipal parameter required " +
+          'by the engines that write it into every message (Agili `UnidadeGestora`). null removes it.',
+      }),
+    ),
+  ),
   endpointOverride: Type.Optional(
     orNull(
       Type.String({
@@ -243,6 +253,7 @@ export const ProjectView = Type.Object(
     aliquotaSimples: nullableNumber('Effective DAS rate (%)'),
     regimeIss: nullableInteger('1 inside the DAS, 2 separate, 3 both separate'),
     codigoServicoSp: nullableString('City-of-São-Paulo service code'),
+    cnpjPrefeitura: nullableString("The city hall's CNPJ (Agili UnidadeGestora)"),
     endpointOverride: nullableString("Base URL of the project's municipal engine, before the registry's"),
     cnae: nullableString('Main CNAE, 7 digits'),
     basicAuthUsuario: nullableString('Basic Auth user (the password is write-only)'),
@@ -323,6 +334,7 @@ export function projectFullView(row: ProjectRow) {
     aliquotaSimples: row.aliquotaSimples === null ? null : Number(row.aliquotaSimples),
     regimeIss: row.regimeIss,
     codigoServicoSp: row.codigoServicoSp,
+    cnpjPrefeitura: row.cnpjPrefeitura,
     endpointOverride: row.endpointOverride,
     cnae: row.cnae,
     basicAuthUsuario: row.basicAuthUsuario,
