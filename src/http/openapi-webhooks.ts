@@ -47,7 +47,21 @@ const headers = [
   schema: { type: 'string' },
 }));
 
-function webhook(event: string, summary: string, data: JsonSchema, required: string[]): JsonSchema {
+/** One delivery's envelope around `data` (the ids and time of the examples are those of the route examples). */
+const envelope = (event: string, data: Record<string, unknown>, timestamp: string) => ({
+  event,
+  deliveryId: 'e398b7cc-a573-4d26-8f1f-d8f77bbabe69',
+  timestamp,
+  data,
+});
+
+function webhook(
+  event: string,
+  summary: string,
+  data: JsonSchema,
+  required: string[],
+  example: { data: Record<string, unknown>; timestamp: string },
+): JsonSchema {
   const operationId = `${event.replace(/[._](\w)/g, (_m, c: string) => c.toUpperCase())}Webhook`;
   return {
     post: {
@@ -71,6 +85,7 @@ function webhook(event: string, summary: string, data: JsonSchema, required: str
                 data: { type: 'object', required, properties: data },
               },
             },
+            example: envelope(event, example.data, example.timestamp),
           },
         },
       },
@@ -97,12 +112,31 @@ export const openapiWebhooks: Record<EventType | typeof TEST_EVENT, JsonSchema> 
       referencia,
     },
     ['invoiceId', 'chNFSe', 'nNFSe'],
+    {
+      timestamp: '2026-11-26T18:42:15.208Z',
+      data: {
+        invoiceId: 'ec96b9b1-e89f-46f6-8351-644687a97c27',
+        chNFSe: '41069022211222333000181000000000134326114839201750',
+        nNFSe: '1343',
+        codigoVerificacao: null,
+        referencia: 'PED-2026-004518',
+      },
+    },
   ),
   'nfse.error': webhook(
     'nfse.error',
     'Issuing an invoice failed',
     { invoiceId, errorCode: str('Stable error code'), errorMessage: str(), referencia },
     ['invoiceId', 'errorCode', 'errorMessage'],
+    {
+      timestamp: '2026-11-26T18:42:24.880Z',
+      data: {
+        invoiceId: '088f8ce1-dd9c-46b0-8b29-3de5045cfa89',
+        errorCode: 'E0207',
+        errorMessage: 'CPF do tomador não encontrado no cadastro CPF.',
+        referencia: 'OS-88412',
+      },
+    },
   ),
   'nfse.cancelled': webhook(
     'nfse.cancelled',
@@ -114,6 +148,15 @@ export const openapiWebhooks: Record<EventType | typeof TEST_EVENT, JsonSchema> 
       cancelXmlUrl: nullable(str('Public URL of the stored cancellation event XML')),
     },
     ['invoiceId', 'numeroNfse', 'cancelledAt', 'cancelXmlUrl'],
+    {
+      timestamp: '2026-11-27T11:05:51.730Z',
+      data: {
+        invoiceId: 'ec96b9b1-e89f-46f6-8351-644687a97c27',
+        numeroNfse: '1343',
+        cancelledAt: '2026-11-27T11:05:49.000Z',
+        cancelXmlUrl: null,
+      },
+    },
   ),
   'nfse.documents_ready': webhook(
     'nfse.documents_ready',
@@ -131,6 +174,19 @@ export const openapiWebhooks: Record<EventType | typeof TEST_EVENT, JsonSchema> 
       cachedAt: dateTime('When the documents were stored'),
     },
     ['invoiceId', 'xmlUrl', 'pdfUrl', 'cancelXmlUrl', 'documentStatus', 'cachedAt'],
+    {
+      timestamp: '2026-11-26T18:42:21.904Z',
+      data: {
+        invoiceId: 'ec96b9b1-e89f-46f6-8351-644687a97c27',
+        xmlUrl:
+          'https://notas.horizontetecnologia.com.br/p/a408dbd1-361b-4349-ae99-111df8564c37/9c1d7e4b2a6f48d0b3e5a7c9d1f20486/nfse.xml',
+        pdfUrl:
+          'https://notas.horizontetecnologia.com.br/p/a408dbd1-361b-4349-ae99-111df8564c37/9c1d7e4b2a6f48d0b3e5a7c9d1f20486/danfse.pdf',
+        cancelXmlUrl: null,
+        documentStatus: 'complete',
+        cachedAt: '2026-11-26T18:42:21.904Z',
+      },
+    },
   ),
   'batch.completed': webhook(
     'batch.completed',
@@ -142,11 +198,22 @@ export const openapiWebhooks: Record<EventType | typeof TEST_EVENT, JsonSchema> 
       errors: { type: 'integer' },
     },
     ['batchId', 'total', 'issued', 'errors'],
+    {
+      timestamp: '2026-11-26T18:42:24.880Z',
+      data: { batchId: '521b67b2-e53d-4617-b9bd-f27d083e6bab', total: 2, issued: 1, errors: 1 },
+    },
   ),
   [TEST_EVENT]: webhook(
     TEST_EVENT,
     'A test delivery (POST /webhooks/endpoints/{id}/test)',
     { endpointId: str('The endpoint id (UUID)'), message: str() },
     ['endpointId', 'message'],
+    {
+      timestamp: '2026-11-20T13:21:02.101Z',
+      data: {
+        endpointId: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
+        message: 'Test delivery from the NFS-e service',
+      },
+    },
   ),
 };

@@ -44,371 +44,31 @@ export type ApiKeyRevoked = {
   id: string;
 };
 
-export type CancelInvoiceRequest = {
-  /** The invoice to cancel */
-  invoiceId: string;
-  /** Reason (free text, at most 255 characters) */
-  motivo?: string;
-  [key: string]: unknown;
-};
-
-/** Cancellation accepted (asynchronous) */
-export type CancelInvoiceResponse202 = {
-  invoiceId: string;
-  /** The cancellation was accepted and is being sent; the invoice stays issued until it is done */
-  status: 'cancelling';
-  cancellation: {
-    status: 'requested';
-    requestedAt: string;
-  };
-  /** Path of the status endpoint */
-  pollUrl: string;
-};
-
-/** An A1 certificate (spec 2.4) */
-export type Certificate = {
-  id: string;
-  fileName: string;
-  subjectCN: string;
-  validFrom: string;
-  validUntil: string;
-  daysUntilExpiration: number;
-  active: boolean;
-};
-
-/** The new plan */
-export type ChangePlanRequest = {
-  /** Plan slug: free, dev, pro or enterprise */
-  plan: string;
-};
-
-/** The key's name, scopes and rate limit */
-export type CreateApiKeyRequest = {
-  /** Descriptive name */
-  name: string;
-  /** Subset of emit, cancel, query (default: all three) */
-  scopes?: Array<'emit' | 'cancel' | 'query'>;
-  /** Requests per minute allowed to this key (default 60); above the organization's ceiling it is capped */
-  rateLimitPerMinute?: number;
-};
-
-/** The member's e-mail and password */
-export type CreateMemberRequest = {
-  email: string;
-  password: string;
-};
-
-/** The organization's name and plan */
-export type CreateOrganizationRequest = {
-  /** Organization name */
-  name: string;
-  /** Plan slug: free, dev, pro or enterprise (default free) */
-  plan?: string;
-};
-
-/** The token's name and scopes */
-export type CreateOrgTokenRequest = {
-  name: string;
-  /** Default: every scope */
-  scopes?: Array<'projects:read' | 'projects:write' | 'api_keys:manage' | 'settings:read' | 'settings:write' | 'certificates:write'>;
-};
-
-/** The fiscal company: name, CNPJ and legal name are required */
-export type CreateProjectRequest = {
-  /** Project name */
-  name: string;
-  /** 14 digits, formatted (00.000.000/0000-00) or not; check digits validated; immutable */
-  cnpj: string;
-  /** Company legal name */
-  razaoSocial: string;
-  /** Municipal registration (inscrição municipal) */
-  inscricaoMunicipal?: string | null;
-  /** State registration (inscrição estadual) */
-  inscricaoEstadual?: string | null;
-  /** 1 not opted-in (regime normal), 2 MEI, 3 Simples Nacional ME/EPP, 3e Simples Nacional sublimit excess */
-  regimeTributario?: '1' | '2' | '3' | '3e' | null;
-  /** IBGE municipality code, 7 digits; must exist in the table of the 5,571 municipalities */
-  codigoMunicipio?: string | null;
-  /** Company e-mail */
-  email?: string | null;
-  /** Company phone (digits, spaces, ( ) + -) */
-  telefone?: string | null;
-  /** Project description */
-  description?: string | null;
-  /** Company address; on update, the given parts replace the stored ones */
-  endereco?: {
-    /** Street */
-    logradouro?: string | null;
-    /** Number */
-    numero?: string | null;
-    /** Complement */
-    complemento?: string | null;
-    /** District */
-    bairro?: string | null;
-    /** City name */
-    cidade?: string | null;
-    /** State abbreviation (UF) */
-    uf?: 'AC' | 'AL' | 'AM' | 'AP' | 'BA' | 'CE' | 'DF' | 'ES' | 'GO' | 'MA' | 'MG' | 'MS' | 'MT' | 'PA' | 'PB' | 'PE' | 'PI' | 'PR' | 'RJ' | 'RN' | 'RO' | 'RR' | 'RS' | 'SC' | 'SE' | 'SP' | 'TO' | null;
-    /** Postal code, 8 digits only */
-    cep?: string | null;
-  } | null;
-  /** National taxation code (LC 116/2003); pre-fills servico.codigo when issuing */
-  codigoTributacao?: string | null;
-  /** ISS taxation: 1 taxable, 2 outside scope, 3 export, 4 no incidence */
-  tributacaoIss?: 1 | 2 | 3 | 4 | null;
-  /** NFS-e series, 1 to 5 digits (default 1608) */
-  serieNfse?: string;
-  /** Effective DAS rate (%) for Simples Nacional ME/EPP */
-  aliquotaSimples?: number | null;
-  /** ISS regime: 1 inside the DAS, 2 separate, 3 both separate */
-  regimeIss?: 1 | 2 | 3 | null;
-  /** City-of-São-Paulo service code, 5 digits; required for São Paulo */
-  codigoServicoSp?: string | null;
-  /** The city hall's CNPJ (14 digits, formatted or not, valid check digits): a public municipal parameter required by the engines that write it into every message (Agili `UnidadeGestora`). null removes it. */
-  cnpjPrefeitura?: string | null;
-  /** Spec 4.8.3: the base URL the project's municipal engine sends to, taking precedence over the municipality registry's (a provider's new address before the registry knows it). Not used by the national environment. null removes it. */
-  endpointOverride?: string | null;
-  /** Main CNAE, 7 digits (formatted or not); required by GINFES and the Federal District */
-  cnae?: string | null;
-  /** User for municipalities that use HTTP Basic Auth */
-  basicAuthUsuario?: string | null;
-  /** Basic Auth password; write-only: stored encrypted and never returned */
-  basicAuthSenha?: string | null;
-  /** 1 production, 2 homologation (default 2) */
-  ambiente?: 1 | 2;
-  /** NF-e (model 55) series, 1 to 999 */
-  serieNfe?: number | null;
-  /** NFC-e (model 65) series, 1 to 999 */
-  serieNfce?: number | null;
-  /** CSC id from the state tax portal */
-  cscId?: string | null;
-  /** CSC token; write-only: stored encrypted and never returned */
-  cscToken?: string | null;
-  /** Default PIS/COFINS CST, 2 digits; used for regime 1 only (ignored for MEI and Simples) */
-  cstPisCofins?: string | null;
-  /** Default PIS rate (%) */
-  aliquotaPis?: number | null;
-  /** Default COFINS rate (%) */
-  aliquotaCofins?: number | null;
-  /** PIS/COFINS/CSLL withholding (tpRetPisCofins): 0 not withheld (default), 1 PIS/COFINS withheld, 3 all withheld, … */
-  tipoRetencaoPisCofins?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | null;
-  /** Default IBS/CBS CST, 3 digits */
-  defaultCstIbscbs?: string | null;
-  /** Default IBS/CBS cClassTrib, 6 digits */
-  defaultClassificacaoTributaria?: string | null;
-  /** Default cIndOp, 6 digits */
-  defaultIndicadorOperacao?: string | null;
-  /** Default NBS code, 9 digits */
-  defaultNbs?: string | null;
-  /** DANFSe layout: padrao (default), retrato_logo, paisagem_logo; the logo layouts need a plan that allows a custom logo (Pro or higher); null restores padrao */
-  danfeTemplate?: 'padrao' | 'retrato_logo' | 'paisagem_logo' | null;
-};
-
-export type CreateWebhookEndpointRequest = {
-  /** HTTPS URL reached by POST. Refused: plain http, credentials in the URL, and hosts that are or resolve to loopback, private, link-local, CGNAT, multicast, reserved or cloud-metadata addresses (checked again at every attempt). */
-  url: string;
-  /** Event names to receive (a subset of the five of spec section 6) */
-  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-  /** HMAC key (any string; 32+ random characters recommended, or a Standard Webhooks `whsec_<base64>` secret). null or "" removes signing. Never returned after creation. */
-  secret?: string | null;
-  /** Deliveries are made only to active endpoints */
-  active?: boolean;
-  /** Free text for your own reference */
-  description?: string | null;
-};
-
-export type CreateWebhookEndpointResponse201 = {
-  /** Endpoint id (UUID) */
-  id: string;
-  url: string;
-  description: string | null;
-  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-  active: boolean;
-  /** A secret is set: deliveries are signed */
-  signing: boolean;
-  secretHint: string | null;
-  previousSecretExpiresAt: string | null;
-  /** Creation time */
-  createdAt: string;
-  /** Last change */
-  updatedAt: string;
-} & {
-  secret: string | null;
-};
-
-/** Batch status (spec 2.9) */
-export type GetBatchStatusResponse200 = {
+/** Batch accepted; poll GET /invoices/batch/{batchId}/status */
+export type BatchAccepted = {
   batchId: string;
-  /** processing: items still queued or processing; completed: all processed, no errors; partial: all processed, some errors; failed: all items failed */
-  status: 'processing' | 'completed' | 'partial' | 'failed';
-  total: number;
-  /** Items that reached issued, cancelled or error */
-  processed: number;
-  /** Items issued (a later cancellation still counts as issued) */
-  issued: number;
-  /** Items in error */
-  errors: number;
-  createdAt: string;
-  completedAt: string | null;
-  /** The items in request order */
+  /** Number of invoices queued (one per item) */
+  queued: number;
+  status: 'processing';
+  /** One entry per item, in request order, with the adjustments made on the caller's behalf */
   items: Array<{
-    invoiceId: string;
-    /** Position of the item in the request, from 0 */
+    /** Position of the item in the request */
     index: number;
-    /** Invoice status (queued, processing, issued, error, cancelled) */
-    status: string;
-    referencia: string | null;
-    /** When issued and cached */
-    pdfUrl?: string | null;
-    /** When issued */
-    chNFSe?: string;
-    /** NFS-e number, when issued */
-    numeroNfse?: string;
-    /** When in error */
-    errorCode?: string;
-    /** When in error: the message of errorCode */
-    errorMessage?: string;
+    invoiceId: string;
+    /** Adjustments the service made on the caller's behalf (fields ignored, defaults applied, groups omitted); empty when none */
+    warnings: Array<{
+      /** Stable code: FEDERAL_TAXES_IGNORED, IBSCBS_GROUP_OMITTED, TIPO_ENTE_GOVERNAMENTAL_NOT_EXPRESSIBLE, CTRIBMUN_IGNORED, CTRIBMUN_INJECTED, SERVICE_CODE_NORMALIZED, PROJECT_DEFAULT_APPLIED, RATE_LIMIT_CAPPED, ENGINE_NOT_AVAILABLE, PROJECT_DEFAULT_IGNORED, FOREIGN_ADDRESS_DEFAULT_APPLIED */
+      code: string;
+      /** The request field the adjustment concerns (dotted path), or null for the whole request */
+      field: string | null;
+      /** What the service did on the caller's behalf */
+      message: string;
+    }>;
   }>;
 };
 
-export type GetInvoicePdfResponse200 = Uint8Array;
-
-/** Invoice status (spec 2.8) */
-export type GetInvoiceStatusResponse200 = {
-  invoiceId: string;
-  /** queued → processing → issued | error; issued → cancelled */
-  status: 'queued' | 'processing' | 'issued' | 'error' | 'cancelled';
-  /** The caller's external identifier */
-  referencia: string | null;
-  batchId: string | null;
-  /** Engine family that serves the project (national: Sefin Nacional) */
-  engine: string;
-  createdAt: string;
-  updatedAt: string;
-  /** DPS series */
-  serie: string | null;
-  /** DPS number taken from the numbering */
-  numeroDps: number | null;
-  /** Access key (issued and cancelled) */
-  chNFSe?: string;
-  numeroNfse?: string;
-  /** Alias of numeroNfse */
-  nNFSe?: string;
-  emittedAt?: string;
-  /** Alias of emittedAt */
-  issuedAt?: string;
-  ambiente?: 'producao' | 'homologacao';
-  documentsCached: boolean;
-  /** Municipal engines: the verification code of the note (issued); absent for national notes */
-  codigoVerificacao?: string;
-  /** Asynchronous municipal engines: the protocol under which the government holds the submission (shown from the moment it is known; the note is polled, never sent again) */
-  protocolo?: string;
-  /** partial: XML stored; complete: XML and PDF stored; failed: the documents job ran out of attempts (documentsErrorCode says why; GET /xml and /pdf still answer, rendered on the fly) */
-  documentStatus: 'partial' | 'complete' | 'failed' | null;
-  /** Why the documents could not be stored */
-  documentsErrorCode?: string;
-  pdfUrl?: string | null;
-  xmlUrl?: string | null;
-  errorCode?: string;
-  errorMessage?: string;
-  errors?: Array<{
-    Codigo: string;
-    Descricao: string;
-    Complemento?: string | null;
-  }>;
-  cancelledAt?: string;
-  cancelXmlUrl?: string | null;
-  /** Present once a cancellation was requested; a refusal leaves the invoice issued */
-  cancellation?: {
-    /** requested → done | rejected (the government refused) | failed (internal failure after the retries ran out: INTERNAL_PROCESSING_FAILED); rejected and failed may be requested again */
-    status: 'requested' | 'rejected' | 'failed' | 'done';
-    requestedAt: string | null;
-    motivo: string | null;
-    errorCode: string | null;
-    errorMessage: string | null;
-  };
-  /** Adjustments the service made on the caller's behalf (fields ignored, defaults applied, groups omitted); empty when none */
-  warnings: Array<{
-    /** Stable code: FEDERAL_TAXES_IGNORED, IBSCBS_GROUP_OMITTED, TIPO_ENTE_GOVERNAMENTAL_NOT_EXPRESSIBLE, CTRIBMUN_IGNORED, CTRIBMUN_INJECTED, SERVICE_CODE_NORMALIZED, PROJECT_DEFAULT_APPLIED, RATE_LIMIT_CAPPED, ENGINE_NOT_AVAILABLE, PROJECT_DEFAULT_IGNORED, FOREIGN_ADDRESS_DEFAULT_APPLIED */
-    code: string;
-    /** The request field the adjustment concerns (dotted path), or null for the whole request */
-    field: string | null;
-    /** What the service did on the caller's behalf */
-    message: string;
-  }>;
-  links: {
-    self: string;
-    xml: string;
-    pdf: string;
-  };
-};
-
-/** application/xml */
-export type GetInvoiceXmlResponse200 = string;
-
-export type GetWebhookDeliveryResponse200 = {
-  /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-  id: string;
-  endpointId: string;
-  eventId: string | null;
-  /** Event name (X-Svc-Event) */
-  event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-  /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-  status: 'pending' | 'succeeded' | 'failed';
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  /** Creation time (the first attempt is due then) */
-  createdAt: string;
-  completedAt: string | null;
-  /** Every attempt, oldest first */
-  attempts: Array<{
-    /** 1 to 5 on the automatic schedule; manual retries go on counting */
-    attemptNumber: number;
-    /** When the attempt started */
-    attemptedAt: string;
-    /** A 2xx answer */
-    success: boolean;
-    statusCode: number | null;
-    durationMs: number;
-    error: string | null;
-    responseSnippet: string | null;
-  }>;
-} & {
-  /** The exact JSON body sent on every attempt */
-  body: string;
-};
-
-/** A webhook endpoint (the secret itself is never returned after creation) */
-export type GetWebhookEndpointResponse200 = {
-  /** Endpoint id (UUID) */
-  id: string;
-  url: string;
-  description: string | null;
-  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-  active: boolean;
-  /** A secret is set: deliveries are signed */
-  signing: boolean;
-  secretHint: string | null;
-  previousSecretExpiresAt: string | null;
-  /** Creation time */
-  createdAt: string;
-  /** Last change */
-  updatedAt: string;
-};
-
-export type Health = {
-  status: 'ok';
-  database: 'ok';
-};
-
-export type HealthUnavailable = {
-  status: 'error';
-  database: 'unreachable';
-} | Problem;
-
-export type IssueBatchRequest = {
+/** 1 to 100 invoices, each shaped like the body of POST /emitir */
+export type BatchRequest = {
   /** 1 to 100 invoices, each shaped like the body of POST /emitir */
   items: Array<{
     /** Service taker. Exactly one identification: cnpj, cpf, or nif (or motivoNaoNif) abroad. */
@@ -808,31 +468,318 @@ export type IssueBatchRequest = {
   [key: string]: unknown;
 };
 
-/** Batch accepted; poll GET /invoices/batch/{batchId}/status */
-export type IssueBatchResponse202 = {
+/** Batch status (spec 2.9) */
+export type BatchStatus = {
   batchId: string;
-  /** Number of invoices queued (one per item) */
-  queued: number;
-  status: 'processing';
-  /** One entry per item, in request order, with the adjustments made on the caller's behalf */
+  /** processing: items still queued or processing; completed: all processed, no errors; partial: all processed, some errors; failed: all items failed */
+  status: 'processing' | 'completed' | 'partial' | 'failed';
+  total: number;
+  /** Items that reached issued, cancelled or error */
+  processed: number;
+  /** Items issued (a later cancellation still counts as issued) */
+  issued: number;
+  /** Items in error */
+  errors: number;
+  createdAt: string;
+  completedAt: string | null;
+  /** The items in request order */
   items: Array<{
-    /** Position of the item in the request */
-    index: number;
     invoiceId: string;
-    /** Adjustments the service made on the caller's behalf (fields ignored, defaults applied, groups omitted); empty when none */
-    warnings: Array<{
-      /** Stable code: FEDERAL_TAXES_IGNORED, IBSCBS_GROUP_OMITTED, TIPO_ENTE_GOVERNAMENTAL_NOT_EXPRESSIBLE, CTRIBMUN_IGNORED, CTRIBMUN_INJECTED, SERVICE_CODE_NORMALIZED, PROJECT_DEFAULT_APPLIED, RATE_LIMIT_CAPPED, ENGINE_NOT_AVAILABLE, PROJECT_DEFAULT_IGNORED, FOREIGN_ADDRESS_DEFAULT_APPLIED */
-      code: string;
-      /** The request field the adjustment concerns (dotted path), or null for the whole request */
-      field: string | null;
-      /** What the service did on the caller's behalf */
-      message: string;
-    }>;
+    /** Position of the item in the request, from 0 */
+    index: number;
+    /** Invoice status (queued, processing, issued, error, cancelled) */
+    status: string;
+    referencia: string | null;
+    /** When issued and cached */
+    pdfUrl?: string | null;
+    /** When issued */
+    chNFSe?: string;
+    /** NFS-e number, when issued */
+    numeroNfse?: string;
+    /** When in error */
+    errorCode?: string;
+    /** When in error: the message of errorCode */
+    errorMessage?: string;
   }>;
 };
 
-/** NFS-e issue request (POST /emitir). */
-export type IssueInvoiceRequest = {
+/** The invoice to cancel and why */
+export type CancelInvoiceRequest = {
+  /** The invoice to cancel */
+  invoiceId: string;
+  /** Reason (free text, at most 255 characters) */
+  motivo?: string;
+  [key: string]: unknown;
+};
+
+/** Cancellation accepted (asynchronous) */
+export type CancellationAccepted = {
+  invoiceId: string;
+  /** The cancellation was accepted and is being sent; the invoice stays issued until it is done */
+  status: 'cancelling';
+  cancellation: {
+    status: 'requested';
+    requestedAt: string;
+  };
+  /** Path of the status endpoint */
+  pollUrl: string;
+};
+
+/** An A1 certificate (spec 2.4) */
+export type Certificate = {
+  id: string;
+  fileName: string;
+  subjectCN: string;
+  validFrom: string;
+  validUntil: string;
+  daysUntilExpiration: number;
+  active: boolean;
+};
+
+/** The new plan */
+export type ChangePlanRequest = {
+  /** Plan slug: free, dev, pro or enterprise */
+  plan: string;
+};
+
+export type CityCoverageList = {
+  /** The query as received (trimmed) */
+  query: string;
+  /** Matches: exact names first, then names starting with the query, then containing it */
+  data: Array<{
+    /** IBGE municipality code, 7 digits */
+    codigoIbge: string;
+    /** Municipality name */
+    nome: string;
+    /** State abbreviation */
+    uf: string;
+    /** IBGE 2020 population estimate */
+    populacao: number | null;
+    /** covered: an engine serves every tax regime here — the national environment (the municipality adheres to it: ACBr maps it to PadraoNacional, or maps no provider and it is in the national-emitter adhesion list) or the family of the municipality's own provider, which has a production web service; whether this service already issues through that engine is `implemented`. not_covered: a municipal provider is known but no production web service for it (awaiting certification, homologation only) or its layout is unknown: non-MEI providers cannot issue here. national_only_mei: no municipal provider is known and the municipality does not adhere to the national environment: only MEI providers can issue here. In every case MEI providers (regimeTributario 2) issue through the national environment. */
+    status: 'covered' | 'not_covered' | 'national_only_mei';
+    /** Engine family that serves non-MEI providers here (covered) or of the known provider (not_covered); null when none is known */
+    family: ('national' | 'dps-provider' | 'abrasf-v1' | 'abrasf-v2' | 'ginfes' | 'sao-paulo' | 'ipm' | 'own-layout') | null;
+    /** Routing identifier: `national`, or `<family>:<provider>@<layout version>` (e.g. abrasf-v2:fiorilli@2.00) */
+    routingId: string | null;
+    /** Municipal provider (as named in the ACBr table); null when none is mapped */
+    provider: string | null;
+    /** Layout version of the engine */
+    layoutVersion: string | null;
+    /** Whether this service issues here today for every regime (false: only MEI providers can issue, through the national environment; others get 422 ENGINE_NOT_AVAILABLE at POST /emitir) */
+    implemented: boolean;
+    /** Flagged in the official national-emitter adhesion list (Conveniado Ativo + AderenteEmissorNacional); a flag does not displace an own provider */
+    nationalEmitterAdherent: boolean;
+    /** Requirements and capabilities of that engine; null when no engine is known */
+    engine: {
+      /** Project fields (spec 2.1) this engine needs besides CNPJ and razão social */
+      projectFields: Array<'codigoMunicipio' | 'inscricaoMunicipal' | 'cnae' | 'codigoServicoSp'>;
+      /** Credentials the project must hold: certificate (A1), municipal user/password, Basic Auth user/password, access token, authorization key */
+      credentials: Array<'certificate' | 'municipalUser' | 'municipalPassword' | 'basicAuthUsuario' | 'basicAuthSenha' | 'accessToken' | 'authorizationKey' | 'cnpjPrefeitura'>;
+      /** How the engine authenticates: mtls, signature (XML only), basic, bearer, header-token, body-credentials */
+      auth: 'mtls' | 'signature' | 'basic' | 'bearer' | 'header-token' | 'body-credentials';
+      /** Wire transport */
+      transport: 'rest-json' | 'soap11' | 'soap12' | 'http-xml' | 'multipart';
+      /** The XML is signed with the A1 certificate */
+      xmlSignature: boolean;
+      /** What the engine can do here */
+      capabilities: {
+        /** Issued notes can be cancelled through the engine */
+        cancel: boolean;
+        /** A note can be replaced by a new one in one operation */
+        substitution: boolean;
+        /** Several notes can be sent in one request (a lot) */
+        batch: boolean;
+        /** sync: the answer carries the note; async: a protocol to poll; both: the provider offers both */
+        mode: 'sync' | 'async' | 'both';
+        /** local: rendered by this service from the XML; portal: linked to/fetched from the provider's portal; none */
+        pdf: 'local' | 'portal' | 'none';
+        /** A homologation (test) environment exists for this municipality */
+        homologation: boolean;
+      };
+    } | null;
+  }>;
+  /** Provenance of the routing data */
+  registry: {
+    /** When the municipality registry was generated */
+    generatedAt: string;
+    /** The routing data the registry was generated from */
+    sources: Array<{
+      file: string;
+      date: string;
+      /** source commit */
+      commit: string | null;
+    }>;
+  };
+};
+
+/** The key's name, scopes and rate limit */
+export type CreateApiKeyRequest = {
+  /** Descriptive name */
+  name: string;
+  /** Subset of emit, cancel, query (default: all three) */
+  scopes?: Array<'emit' | 'cancel' | 'query'>;
+  /** Requests per minute allowed to this key (default 60); above the organization's ceiling it is capped */
+  rateLimitPerMinute?: number;
+};
+
+/** The member's e-mail and password */
+export type CreateMemberRequest = {
+  email: string;
+  password: string;
+};
+
+/** The organization's name and plan */
+export type CreateOrganizationRequest = {
+  /** Organization name */
+  name: string;
+  /** Plan slug: free, dev, pro or enterprise (default free) */
+  plan?: string;
+};
+
+/** The token's name and scopes */
+export type CreateOrgTokenRequest = {
+  name: string;
+  /** Default: every scope */
+  scopes?: Array<'projects:read' | 'projects:write' | 'api_keys:manage' | 'settings:read' | 'settings:write' | 'certificates:write'>;
+};
+
+/** The fiscal company: name, CNPJ and legal name are required */
+export type CreateProjectRequest = {
+  /** Project name */
+  name: string;
+  /** 14 digits, formatted (00.000.000/0000-00) or not; check digits validated; immutable */
+  cnpj: string;
+  /** Company legal name */
+  razaoSocial: string;
+  /** Municipal registration (inscrição municipal) */
+  inscricaoMunicipal?: string | null;
+  /** State registration (inscrição estadual) */
+  inscricaoEstadual?: string | null;
+  /** 1 not opted-in (regime normal), 2 MEI, 3 Simples Nacional ME/EPP, 3e Simples Nacional sublimit excess */
+  regimeTributario?: '1' | '2' | '3' | '3e' | null;
+  /** IBGE municipality code, 7 digits; must exist in the table of the 5,571 municipalities */
+  codigoMunicipio?: string | null;
+  /** Company e-mail */
+  email?: string | null;
+  /** Company phone (digits, spaces, ( ) + -) */
+  telefone?: string | null;
+  /** Project description */
+  description?: string | null;
+  /** Company address; on update, the given parts replace the stored ones */
+  endereco?: {
+    /** Street */
+    logradouro?: string | null;
+    /** Number */
+    numero?: string | null;
+    /** Complement */
+    complemento?: string | null;
+    /** District */
+    bairro?: string | null;
+    /** City name */
+    cidade?: string | null;
+    /** State abbreviation (UF) */
+    uf?: 'AC' | 'AL' | 'AM' | 'AP' | 'BA' | 'CE' | 'DF' | 'ES' | 'GO' | 'MA' | 'MG' | 'MS' | 'MT' | 'PA' | 'PB' | 'PE' | 'PI' | 'PR' | 'RJ' | 'RN' | 'RO' | 'RR' | 'RS' | 'SC' | 'SE' | 'SP' | 'TO' | null;
+    /** Postal code, 8 digits only */
+    cep?: string | null;
+  } | null;
+  /** National taxation code (LC 116/2003); pre-fills servico.codigo when issuing */
+  codigoTributacao?: string | null;
+  /** ISS taxation: 1 taxable, 2 outside scope, 3 export, 4 no incidence */
+  tributacaoIss?: 1 | 2 | 3 | 4 | null;
+  /** NFS-e series, 1 to 5 digits (default 1608) */
+  serieNfse?: string;
+  /** Effective DAS rate (%) for Simples Nacional ME/EPP */
+  aliquotaSimples?: number | null;
+  /** ISS regime: 1 inside the DAS, 2 separate, 3 both separate */
+  regimeIss?: 1 | 2 | 3 | null;
+  /** City-of-São-Paulo service code, 5 digits; required for São Paulo */
+  codigoServicoSp?: string | null;
+  /** The city hall's CNPJ (14 digits, formatted or not, valid check digits): a public municipal parameter required by the engines that write it into every message (Agili `UnidadeGestora`). null removes it. */
+  cnpjPrefeitura?: string | null;
+  /** Spec 4.8.3: the base URL the project's municipal engine sends to, taking precedence over the municipality registry's (a provider's new address before the registry knows it). Not used by the national environment. null removes it. */
+  endpointOverride?: string | null;
+  /** Main CNAE, 7 digits (formatted or not); required by GINFES and the Federal District */
+  cnae?: string | null;
+  /** User for municipalities that use HTTP Basic Auth */
+  basicAuthUsuario?: string | null;
+  /** Basic Auth password; write-only: stored encrypted and never returned */
+  basicAuthSenha?: string | null;
+  /** 1 production, 2 homologation (default 2) */
+  ambiente?: 1 | 2;
+  /** NF-e (model 55) series, 1 to 999 */
+  serieNfe?: number | null;
+  /** NFC-e (model 65) series, 1 to 999 */
+  serieNfce?: number | null;
+  /** CSC id from the state tax portal */
+  cscId?: string | null;
+  /** CSC token; write-only: stored encrypted and never returned */
+  cscToken?: string | null;
+  /** Default PIS/COFINS CST, 2 digits; used for regime 1 only (ignored for MEI and Simples) */
+  cstPisCofins?: string | null;
+  /** Default PIS rate (%) */
+  aliquotaPis?: number | null;
+  /** Default COFINS rate (%) */
+  aliquotaCofins?: number | null;
+  /** PIS/COFINS/CSLL withholding (tpRetPisCofins): 0 not withheld (default), 1 PIS/COFINS withheld, 3 all withheld, … */
+  tipoRetencaoPisCofins?: 0 | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8 | 9 | null;
+  /** Default IBS/CBS CST, 3 digits */
+  defaultCstIbscbs?: string | null;
+  /** Default IBS/CBS cClassTrib, 6 digits */
+  defaultClassificacaoTributaria?: string | null;
+  /** Default cIndOp, 6 digits */
+  defaultIndicadorOperacao?: string | null;
+  /** Default NBS code, 9 digits */
+  defaultNbs?: string | null;
+  /** DANFSe layout: padrao (default), retrato_logo, paisagem_logo; the logo layouts need a plan that allows a custom logo (Pro or higher); null restores padrao */
+  danfeTemplate?: 'padrao' | 'retrato_logo' | 'paisagem_logo' | null;
+};
+
+/** The HTTPS URL, the events and the signing secret */
+export type CreateWebhookEndpointRequest = {
+  /** HTTPS URL reached by POST. Refused: plain http, credentials in the URL, and hosts that are or resolve to loopback, private, link-local, CGNAT, multicast, reserved or cloud-metadata addresses (checked again at every attempt). */
+  url: string;
+  /** Event names to receive (a subset of the five of spec section 6) */
+  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
+  /** HMAC key (any string; 32+ random characters recommended, or a Standard Webhooks `whsec_<base64>` secret). null or "" removes signing. Never returned after creation. */
+  secret?: string | null;
+  /** Deliveries are made only to active endpoints */
+  active?: boolean;
+  /** Free text for your own reference */
+  description?: string | null;
+};
+
+export type Health = {
+  status: 'ok';
+  database: 'ok';
+};
+
+export type HealthUnavailable = {
+  status: 'error';
+  database: 'unreachable';
+} | Problem;
+
+export type InvoiceAccepted = {
+  queued: boolean;
+  invoiceId: string;
+  status: 'queued';
+  /** Path of the status endpoint */
+  pollUrl: string;
+  /** Adjustments the service made on the caller's behalf (fields ignored, defaults applied, groups omitted); empty when none */
+  warnings: Array<{
+    /** Stable code: FEDERAL_TAXES_IGNORED, IBSCBS_GROUP_OMITTED, TIPO_ENTE_GOVERNAMENTAL_NOT_EXPRESSIBLE, CTRIBMUN_IGNORED, CTRIBMUN_INJECTED, SERVICE_CODE_NORMALIZED, PROJECT_DEFAULT_APPLIED, RATE_LIMIT_CAPPED, ENGINE_NOT_AVAILABLE, PROJECT_DEFAULT_IGNORED, FOREIGN_ADDRESS_DEFAULT_APPLIED */
+    code: string;
+    /** The request field the adjustment concerns (dotted path), or null for the whole request */
+    field: string | null;
+    /** What the service did on the caller's behalf */
+    message: string;
+  }>;
+};
+
+/** A PDF document */
+export type InvoicePdf = Uint8Array;
+
+/** The invoice to issue (spec 2.7): taker, service and amounts */
+export type InvoiceRequest = {
   /** Service taker. Exactly one identification: cnpj, cpf, or nif (or motivoNaoNif) abroad. */
   tomador: {
     /** CNPJ, 14 digits without mask; check digits validated. */
@@ -1228,12 +1175,60 @@ export type IssueInvoiceRequest = {
   [key: string]: unknown;
 };
 
-export type IssueInvoiceResponse202 = {
-  queued: boolean;
+/** Invoice status (spec 2.8) */
+export type InvoiceStatus = {
   invoiceId: string;
-  status: 'queued';
-  /** Path of the status endpoint */
-  pollUrl: string;
+  /** queued → processing → issued | error; issued → cancelled */
+  status: 'queued' | 'processing' | 'issued' | 'error' | 'cancelled';
+  /** The caller's external identifier */
+  referencia: string | null;
+  batchId: string | null;
+  /** Engine family that serves the project (national: Sefin Nacional) */
+  engine: string;
+  createdAt: string;
+  updatedAt: string;
+  /** DPS series */
+  serie: string | null;
+  /** DPS number taken from the numbering */
+  numeroDps: number | null;
+  /** Access key (issued and cancelled) */
+  chNFSe?: string;
+  numeroNfse?: string;
+  /** Alias of numeroNfse */
+  nNFSe?: string;
+  emittedAt?: string;
+  /** Alias of emittedAt */
+  issuedAt?: string;
+  ambiente?: 'producao' | 'homologacao';
+  documentsCached: boolean;
+  /** Municipal engines: the verification code of the note (issued); absent for national notes */
+  codigoVerificacao?: string;
+  /** Asynchronous municipal engines: the protocol under which the government holds the submission (shown from the moment it is known; the note is polled, never sent again) */
+  protocolo?: string;
+  /** partial: XML stored; complete: XML and PDF stored; failed: the documents job ran out of attempts (documentsErrorCode says why; GET /xml and /pdf still answer, rendered on the fly) */
+  documentStatus: 'partial' | 'complete' | 'failed' | null;
+  /** Why the documents could not be stored */
+  documentsErrorCode?: string;
+  pdfUrl?: string | null;
+  xmlUrl?: string | null;
+  errorCode?: string;
+  errorMessage?: string;
+  errors?: Array<{
+    Codigo: string;
+    Descricao: string;
+    Complemento?: string | null;
+  }>;
+  cancelledAt?: string;
+  cancelXmlUrl?: string | null;
+  /** Present once a cancellation was requested; a refusal leaves the invoice issued */
+  cancellation?: {
+    /** requested → done | rejected (the government refused) | failed (internal failure after the retries ran out: INTERNAL_PROCESSING_FAILED); rejected and failed may be requested again */
+    status: 'requested' | 'rejected' | 'failed' | 'done';
+    requestedAt: string | null;
+    motivo: string | null;
+    errorCode: string | null;
+    errorMessage: string | null;
+  };
   /** Adjustments the service made on the caller's behalf (fields ignored, defaults applied, groups omitted); empty when none */
   warnings: Array<{
     /** Stable code: FEDERAL_TAXES_IGNORED, IBSCBS_GROUP_OMITTED, TIPO_ENTE_GOVERNAMENTAL_NOT_EXPRESSIBLE, CTRIBMUN_IGNORED, CTRIBMUN_INJECTED, SERVICE_CODE_NORMALIZED, PROJECT_DEFAULT_APPLIED, RATE_LIMIT_CAPPED, ENGINE_NOT_AVAILABLE, PROJECT_DEFAULT_IGNORED, FOREIGN_ADDRESS_DEFAULT_APPLIED */
@@ -1243,10 +1238,40 @@ export type IssueInvoiceResponse202 = {
     /** What the service did on the caller's behalf */
     message: string;
   }>;
+  links: {
+    self: string;
+    xml: string;
+    pdf: string;
+  };
+};
+
+/** An XML document */
+export type InvoiceXml = string;
+
+export type LogoDeleted = {
+  ok: true;
+};
+
+/** A stored logo */
+export type LogoUploaded = {
+  ok: true;
+  /** Storage key of the logo */
+  key: string;
+  /** Width in pixels, read from the image header */
+  width: number;
+  /** Height in pixels, read from the image header */
+  height: number;
+};
+
+export type Member = {
+  id: string;
+  orgId: string;
+  email: string;
+  createdAt: string;
 };
 
 /** The municipal breakdowns (cTribMun) of a national service code in a municipality (spec 4.6) */
-export type ListCodesResponse200 = {
+export type MunicipalBreakdowns = {
   /** The national service code asked (cTribNac, 6 digits) */
   codigo: string;
   /** Its description in the national service list (Anexo B) */
@@ -1290,90 +1315,6 @@ export type ListCodesResponse200 = {
     /** When the oldest answer used was fetched (answers are cached, NFSE_ADN_PARAMETERS_TTL_SECONDS) */
     consultadoEm: string;
   };
-};
-
-export type ListWebhookDeliveriesResponse200 = {
-  data: Array<{
-    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-    id: string;
-    endpointId: string;
-    eventId: string | null;
-    /** Event name (X-Svc-Event) */
-    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-    status: 'pending' | 'succeeded' | 'failed';
-    attemptCount: number;
-    nextAttemptAt: string | null;
-    lastStatusCode: number | null;
-    lastError: string | null;
-    /** Creation time (the first attempt is due then) */
-    createdAt: string;
-    completedAt: string | null;
-    /** Every attempt, oldest first */
-    attempts: Array<{
-      /** 1 to 5 on the automatic schedule; manual retries go on counting */
-      attemptNumber: number;
-      /** When the attempt started */
-      attemptedAt: string;
-      /** A 2xx answer */
-      success: boolean;
-      statusCode: number | null;
-      durationMs: number;
-      error: string | null;
-      responseSnippet: string | null;
-    }>;
-  }>;
-  pagination: {
-    page: number;
-    limit: number;
-    total: number;
-  };
-};
-
-export type ListWebhookEndpointsResponse200 = {
-  data: Array<{
-    /** Endpoint id (UUID) */
-    id: string;
-    url: string;
-    description: string | null;
-    events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-    active: boolean;
-    /** A secret is set: deliveries are signed */
-    signing: boolean;
-    secretHint: string | null;
-    previousSecretExpiresAt: string | null;
-    /** Creation time */
-    createdAt: string;
-    /** Last change */
-    updatedAt: string;
-  }>;
-  pagination: {
-    page: number;
-    limit: number;
-    total: number;
-  };
-};
-
-export type LogoDeleted = {
-  ok: true;
-};
-
-/** A stored logo */
-export type LogoUploaded = {
-  ok: true;
-  /** Storage key of the logo */
-  key: string;
-  /** Width in pixels, read from the image header */
-  width: number;
-  /** Height in pixels, read from the image header */
-  height: number;
-};
-
-export type Member = {
-  id: string;
-  orgId: string;
-  email: string;
-  createdAt: string;
 };
 
 /** Numbering per document kind (spec 2.2) */
@@ -1635,108 +1576,6 @@ export type ProjectUpdated = {
   }>;
 };
 
-/** One event delivered to one endpoint, with its attempts */
-export type RetryWebhookDeliveryResponse202 = {
-  /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-  id: string;
-  endpointId: string;
-  eventId: string | null;
-  /** Event name (X-Svc-Event) */
-  event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-  /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-  status: 'pending' | 'succeeded' | 'failed';
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  /** Creation time (the first attempt is due then) */
-  createdAt: string;
-  completedAt: string | null;
-  /** Every attempt, oldest first */
-  attempts: Array<{
-    /** 1 to 5 on the automatic schedule; manual retries go on counting */
-    attemptNumber: number;
-    /** When the attempt started */
-    attemptedAt: string;
-    /** A 2xx answer */
-    success: boolean;
-    statusCode: number | null;
-    durationMs: number;
-    error: string | null;
-    responseSnippet: string | null;
-  }>;
-};
-
-export type SearchCitiesResponse200 = {
-  /** The query as received (trimmed) */
-  query: string;
-  /** Matches: exact names first, then names starting with the query, then containing it */
-  data: Array<{
-    /** IBGE municipality code, 7 digits */
-    codigoIbge: string;
-    /** Municipality name */
-    nome: string;
-    /** State abbreviation */
-    uf: string;
-    /** IBGE 2020 population estimate */
-    populacao: number | null;
-    /** covered: an engine serves every tax regime here — the national environment (the municipality adheres to it: ACBr maps it to PadraoNacional, or maps no provider and it is in the national-emitter adhesion list) or the family of the municipality's own provider, which has a production web service; whether this service already issues through that engine is `implemented`. not_covered: a municipal provider is known but no production web service for it (awaiting certification, homologation only) or its layout is unknown: non-MEI providers cannot issue here. national_only_mei: no municipal provider is known and the municipality does not adhere to the national environment: only MEI providers can issue here. In every case MEI providers (regimeTributario 2) issue through the national environment. */
-    status: 'covered' | 'not_covered' | 'national_only_mei';
-    /** Engine family that serves non-MEI providers here (covered) or of the known provider (not_covered); null when none is known */
-    family: ('national' | 'dps-provider' | 'abrasf-v1' | 'abrasf-v2' | 'ginfes' | 'sao-paulo' | 'ipm' | 'own-layout') | null;
-    /** Routing identifier: `national`, or `<family>:<provider>@<layout version>` (e.g. abrasf-v2:fiorilli@2.00) */
-    routingId: string | null;
-    /** Municipal provider (as named in the ACBr table); null when none is mapped */
-    provider: string | null;
-    /** Layout version of the engine */
-    layoutVersion: string | null;
-    /** Whether this service issues here today for every regime (false: only MEI providers can issue, through the national environment; others get 422 ENGINE_NOT_AVAILABLE at POST /emitir) */
-    implemented: boolean;
-    /** Flagged in the official national-emitter adhesion list (Conveniado Ativo + AderenteEmissorNacional); a flag does not displace an own provider */
-    nationalEmitterAdherent: boolean;
-    /** Requirements and capabilities of that engine; null when no engine is known */
-    engine: {
-      /** Project fields (spec 2.1) this engine needs besides CNPJ and razão social */
-      projectFields: Array<'codigoMunicipio' | 'inscricaoMunicipal' | 'cnae' | 'codigoServicoSp'>;
-      /** Credentials the project must hold: certificate (A1), municipal user/password, Basic Auth user/password, access token, authorization key */
-      credentials: Array<'certificate' | 'municipalUser' | 'municipalPassword' | 'basicAuthUsuario' | 'basicAuthSenha' | 'accessToken' | 'authorizationKey' | 'cnpjPrefeitura'>;
-      /** How the engine authenticates: mtls, signature (XML only), basic, bearer, header-token, body-credentials */
-      auth: 'mtls' | 'signature' | 'basic' | 'bearer' | 'header-token' | 'body-credentials';
-      /** Wire transport */
-      transport: 'rest-json' | 'soap11' | 'soap12' | 'http-xml' | 'multipart';
-      /** The XML is signed with the A1 certificate */
-      xmlSignature: boolean;
-      /** What the engine can do here */
-      capabilities: {
-        /** Issued notes can be cancelled through the engine */
-        cancel: boolean;
-        /** A note can be replaced by a new one in one operation */
-        substitution: boolean;
-        /** Several notes can be sent in one request (a lot) */
-        batch: boolean;
-        /** sync: the answer carries the note; async: a protocol to poll; both: the provider offers both */
-        mode: 'sync' | 'async' | 'both';
-        /** local: rendered by this service from the XML; portal: linked to/fetched from the provider's portal; none */
-        pdf: 'local' | 'portal' | 'none';
-        /** A homologation (test) environment exists for this municipality */
-        homologation: boolean;
-      };
-    } | null;
-  }>;
-  /** Provenance of the routing data */
-  registry: {
-    /** When the municipality registry was generated */
-    generatedAt: string;
-    /** The routing data the registry was generated from */
-    sources: Array<{
-      file: string;
-      date: string;
-      /** source commit */
-      commit: string | null;
-    }>;
-  };
-};
-
 /** A white-label domain and what to do next */
 export type StorageDomain = {
   storageBaseUrl: string | null;
@@ -1744,46 +1583,6 @@ export type StorageDomain = {
   status: 'pending_verification' | 'active' | 'removed';
   /** What to do next (the CNAME to set) */
   message: string;
-};
-
-export type TestWebhookEndpointResponse200 = {
-  /** The endpoint answered 2xx within 10 s */
-  success: boolean;
-  statusCode: number | null;
-  durationMs: number | null;
-  error: string | null;
-  responseSnippet: string | null;
-  /** One event delivered to one endpoint, with its attempts */
-  delivery: {
-    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-    id: string;
-    endpointId: string;
-    eventId: string | null;
-    /** Event name (X-Svc-Event) */
-    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-    status: 'pending' | 'succeeded' | 'failed';
-    attemptCount: number;
-    nextAttemptAt: string | null;
-    lastStatusCode: number | null;
-    lastError: string | null;
-    /** Creation time (the first attempt is due then) */
-    createdAt: string;
-    completedAt: string | null;
-    /** Every attempt, oldest first */
-    attempts: Array<{
-      /** 1 to 5 on the automatic schedule; manual retries go on counting */
-      attemptNumber: number;
-      /** When the attempt started */
-      attemptedAt: string;
-      /** A 2xx answer */
-      success: boolean;
-      statusCode: number | null;
-      durationMs: number;
-      error: string | null;
-      responseSnippet: string | null;
-    }>;
-  };
 };
 
 /** The last numbers used before this service (for example by the previous issuer) */
@@ -1899,6 +1698,7 @@ export type UpdateSettingsRequest = {
   storageBaseUrl: string | null;
 };
 
+/** The endpoint fields to change */
 export type UpdateWebhookEndpointRequest = {
   /** HTTPS URL reached by POST. Refused: plain http, credentials in the URL, and hosts that are or resolve to loopback, private, link-local, CGNAT, multicast, reserved or cloud-metadata addresses (checked again at every attempt). */
   url?: string;
@@ -1911,8 +1711,126 @@ export type UpdateWebhookEndpointRequest = {
   description?: string | null;
 };
 
+/** The A1 certificate file and its password */
+export type UploadCertificateRequest = {
+  /** PKCS#12 file (.pfx or .p12), at most 50 KB */
+  file: Uint8Array;
+  /** The certificate password */
+  password: string;
+};
+
+/** The logo image */
+export type UploadLogoRequest = {
+  /** PNG, JPEG or WebP image, at most 500 KB */
+  file: Uint8Array;
+};
+
+/** One event delivered to one endpoint, with its attempts */
+export type WebhookDelivery = {
+  /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
+  id: string;
+  endpointId: string;
+  eventId: string | null;
+  /** Event name (X-Svc-Event) */
+  event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
+  /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
+  status: 'pending' | 'succeeded' | 'failed';
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  /** Creation time (the first attempt is due then) */
+  createdAt: string;
+  completedAt: string | null;
+  /** Every attempt, oldest first */
+  attempts: Array<{
+    /** 1 to 5 on the automatic schedule; manual retries go on counting */
+    attemptNumber: number;
+    /** When the attempt started */
+    attemptedAt: string;
+    /** A 2xx answer */
+    success: boolean;
+    statusCode: number | null;
+    durationMs: number;
+    error: string | null;
+    responseSnippet: string | null;
+  }>;
+};
+
+export type WebhookDeliveryDetail = {
+  /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
+  id: string;
+  endpointId: string;
+  eventId: string | null;
+  /** Event name (X-Svc-Event) */
+  event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
+  /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
+  status: 'pending' | 'succeeded' | 'failed';
+  attemptCount: number;
+  nextAttemptAt: string | null;
+  lastStatusCode: number | null;
+  lastError: string | null;
+  /** Creation time (the first attempt is due then) */
+  createdAt: string;
+  completedAt: string | null;
+  /** Every attempt, oldest first */
+  attempts: Array<{
+    /** 1 to 5 on the automatic schedule; manual retries go on counting */
+    attemptNumber: number;
+    /** When the attempt started */
+    attemptedAt: string;
+    /** A 2xx answer */
+    success: boolean;
+    statusCode: number | null;
+    durationMs: number;
+    error: string | null;
+    responseSnippet: string | null;
+  }>;
+} & {
+  /** The exact JSON body sent on every attempt */
+  body: string;
+};
+
+export type WebhookDeliveryList = {
+  data: Array<{
+    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
+    id: string;
+    endpointId: string;
+    eventId: string | null;
+    /** Event name (X-Svc-Event) */
+    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
+    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
+    status: 'pending' | 'succeeded' | 'failed';
+    attemptCount: number;
+    nextAttemptAt: string | null;
+    lastStatusCode: number | null;
+    lastError: string | null;
+    /** Creation time (the first attempt is due then) */
+    createdAt: string;
+    completedAt: string | null;
+    /** Every attempt, oldest first */
+    attempts: Array<{
+      /** 1 to 5 on the automatic schedule; manual retries go on counting */
+      attemptNumber: number;
+      /** When the attempt started */
+      attemptedAt: string;
+      /** A 2xx answer */
+      success: boolean;
+      statusCode: number | null;
+      durationMs: number;
+      error: string | null;
+      responseSnippet: string | null;
+    }>;
+  }>;
+  pagination: {
+    page: number;
+    limit: number;
+    total: number;
+  };
+};
+
 /** A webhook endpoint (the secret itself is never returned after creation) */
-export type UpdateWebhookEndpointResponse200 = {
+export type WebhookEndpoint = {
   /** Endpoint id (UUID) */
   id: string;
   url: string;
@@ -1929,18 +1847,87 @@ export type UpdateWebhookEndpointResponse200 = {
   updatedAt: string;
 };
 
-/** The A1 certificate file and its password */
-export type UploadCertificateRequest = {
-  /** PKCS#12 file (.pfx or .p12), at most 50 KB */
-  file: Uint8Array;
-  /** The certificate password */
-  password: string;
+export type WebhookEndpointCreated = {
+  /** Endpoint id (UUID) */
+  id: string;
+  url: string;
+  description: string | null;
+  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
+  active: boolean;
+  /** A secret is set: deliveries are signed */
+  signing: boolean;
+  secretHint: string | null;
+  previousSecretExpiresAt: string | null;
+  /** Creation time */
+  createdAt: string;
+  /** Last change */
+  updatedAt: string;
+} & {
+  secret: string | null;
 };
 
-/** The logo image */
-export type UploadLogoRequest = {
-  /** PNG, JPEG or WebP image, at most 500 KB */
-  file: Uint8Array;
+export type WebhookEndpointList = {
+  data: Array<{
+    /** Endpoint id (UUID) */
+    id: string;
+    url: string;
+    description: string | null;
+    events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
+    active: boolean;
+    /** A secret is set: deliveries are signed */
+    signing: boolean;
+    secretHint: string | null;
+    previousSecretExpiresAt: string | null;
+    /** Creation time */
+    createdAt: string;
+    /** Last change */
+    updatedAt: string;
+  }>;
+  pagination: {
+    page: number;
+    limit: number;
+    total: number;
+  };
+};
+
+export type WebhookTestResult = {
+  /** The endpoint answered 2xx within 10 s */
+  success: boolean;
+  statusCode: number | null;
+  durationMs: number | null;
+  error: string | null;
+  responseSnippet: string | null;
+  /** One event delivered to one endpoint, with its attempts */
+  delivery: {
+    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
+    id: string;
+    endpointId: string;
+    eventId: string | null;
+    /** Event name (X-Svc-Event) */
+    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
+    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
+    status: 'pending' | 'succeeded' | 'failed';
+    attemptCount: number;
+    nextAttemptAt: string | null;
+    lastStatusCode: number | null;
+    lastError: string | null;
+    /** Creation time (the first attempt is due then) */
+    createdAt: string;
+    completedAt: string | null;
+    /** Every attempt, oldest first */
+    attempts: Array<{
+      /** 1 to 5 on the automatic schedule; manual retries go on counting */
+      attemptNumber: number;
+      /** When the attempt started */
+      attemptedAt: string;
+      /** A 2xx answer */
+      success: boolean;
+      statusCode: number | null;
+      durationMs: number;
+      error: string | null;
+      responseSnippet: string | null;
+    }>;
+  };
 };
 
 // ── Operations ──
@@ -2379,8 +2366,8 @@ export interface ListWebhookEndpointsInput {
   };
 }
 
-/** Default Response */
-export type ListWebhookEndpointsResult = ListWebhookEndpointsResponse200;
+/** One page of the active and inactive endpoints of the project */
+export type ListWebhookEndpointsResult = WebhookEndpointList;
 
 export type ListWebhookEndpointsResponse =
   | Success<200, ListWebhookEndpointsResult>
@@ -2395,8 +2382,8 @@ export interface CreateWebhookEndpointInput {
   body: CreateWebhookEndpointBody;
 }
 
-/** Default Response */
-export type CreateWebhookEndpointResult = CreateWebhookEndpointResponse201;
+/** The endpoint; its secret is shown only in this response */
+export type CreateWebhookEndpointResult = WebhookEndpointCreated;
 
 export type CreateWebhookEndpointResponse =
   | Success<201, CreateWebhookEndpointResult>
@@ -2412,8 +2399,8 @@ export interface GetWebhookEndpointInput {
   };
 }
 
-/** A webhook endpoint (the secret itself is never returned after creation) */
-export type GetWebhookEndpointResult = GetWebhookEndpointResponse200;
+/** The endpoint (its secret is never returned after creation) */
+export type GetWebhookEndpointResult = WebhookEndpoint;
 
 export type GetWebhookEndpointResponse =
   | Success<200, GetWebhookEndpointResult>
@@ -2446,8 +2433,8 @@ export interface UpdateWebhookEndpointInput {
   body: UpdateWebhookEndpointBody;
 }
 
-/** A webhook endpoint (the secret itself is never returned after creation) */
-export type UpdateWebhookEndpointResult = UpdateWebhookEndpointResponse200;
+/** The endpoint as updated */
+export type UpdateWebhookEndpointResult = WebhookEndpoint;
 
 export type UpdateWebhookEndpointResponse =
   | Success<200, UpdateWebhookEndpointResult>
@@ -2464,8 +2451,8 @@ export interface TestWebhookEndpointInput {
   };
 }
 
-/** Default Response */
-export type TestWebhookEndpointResult = TestWebhookEndpointResponse200;
+/** The outcome of the test delivery (success false for a non-2xx answer or no answer) */
+export type TestWebhookEndpointResult = WebhookTestResult;
 
 export type TestWebhookEndpointResponse =
   | Success<200, TestWebhookEndpointResult>
@@ -2490,8 +2477,8 @@ export interface ListWebhookDeliveriesInput {
   };
 }
 
-/** Default Response */
-export type ListWebhookDeliveriesResult = ListWebhookDeliveriesResponse200;
+/** One page of deliveries, newest first, each with its attempts */
+export type ListWebhookDeliveriesResult = WebhookDeliveryList;
 
 export type ListWebhookDeliveriesResponse =
   | Success<200, ListWebhookDeliveriesResult>
@@ -2507,8 +2494,8 @@ export interface GetWebhookDeliveryInput {
   };
 }
 
-/** Default Response */
-export type GetWebhookDeliveryResult = GetWebhookDeliveryResponse200;
+/** The delivery, its attempts and the exact body sent */
+export type GetWebhookDeliveryResult = WebhookDeliveryDetail;
 
 export type GetWebhookDeliveryResponse =
   | Success<200, GetWebhookDeliveryResult>
@@ -2524,8 +2511,8 @@ export interface RetryWebhookDeliveryInput {
   };
 }
 
-/** One event delivered to one endpoint, with its attempts */
-export type RetryWebhookDeliveryResult = RetryWebhookDeliveryResponse202;
+/** The retry is accepted: the delivery is pending until a worker makes the attempt */
+export type RetryWebhookDeliveryResult = WebhookDelivery;
 
 export type RetryWebhookDeliveryResponse =
   | Success<202, RetryWebhookDeliveryResult>
@@ -2535,7 +2522,7 @@ export type RetryWebhookDeliveryResponse =
   | Failure<409, Problem>
   | Failure<429, Problem>;
 
-export type IssueInvoiceBody = IssueInvoiceRequest;
+export type IssueInvoiceBody = InvoiceRequest;
 
 export interface IssueInvoiceInput {
   headers?: {
@@ -2544,8 +2531,8 @@ export interface IssueInvoiceInput {
   body: IssueInvoiceBody;
 }
 
-/** Default Response */
-export type IssueInvoiceResult = IssueInvoiceResponse202;
+/** The invoice is queued; poll pollUrl or wait for the webhooks */
+export type IssueInvoiceResult = InvoiceAccepted;
 
 export type IssueInvoiceResponse =
   | Success<202, IssueInvoiceResult>
@@ -2564,8 +2551,8 @@ export interface GetInvoiceStatusInput {
   };
 }
 
-/** Invoice status (spec 2.8) */
-export type GetInvoiceStatusResult = GetInvoiceStatusResponse200;
+/** The invoice status (spec 2.8); the fields of each state appear once it is reached */
+export type GetInvoiceStatusResult = InvoiceStatus;
 
 export type GetInvoiceStatusResponse =
   | Success<200, GetInvoiceStatusResult>
@@ -2584,8 +2571,8 @@ export interface GetInvoiceXmlInput {
   };
 }
 
-/** application/xml */
-export type GetInvoiceXmlResult = GetInvoiceXmlResponse200;
+/** The stored NFS-e XML (or cancellation event XML), signed as the government returned it */
+export type GetInvoiceXmlResult = InvoiceXml;
 
 export type GetInvoiceXmlResponse =
   | Success<200, GetInvoiceXmlResult>
@@ -2603,8 +2590,8 @@ export interface GetInvoicePdfInput {
   };
 }
 
-/** The DANFSe rendered on the fly */
-export type GetInvoicePdfResult = GetInvoicePdfResponse200;
+/** The DANFSe rendered on the fly (or downloaded from the municipal portal) */
+export type GetInvoicePdfResult = InvoicePdf;
 
 export type GetInvoicePdfResponse =
   | Success<200, GetInvoicePdfResult>
@@ -2624,8 +2611,8 @@ export interface CancelInvoiceInput {
   body: CancelInvoiceBody;
 }
 
-/** Cancellation accepted (asynchronous) */
-export type CancelInvoiceResult = CancelInvoiceResponse202;
+/** The cancellation is accepted and being sent to the government; poll pollUrl */
+export type CancelInvoiceResult = CancellationAccepted;
 
 export type CancelInvoiceResponse =
   | Success<202, CancelInvoiceResult>
@@ -2636,7 +2623,7 @@ export type CancelInvoiceResponse =
   | Failure<409, Problem>
   | Failure<429, Problem>;
 
-export type IssueBatchBody = IssueBatchRequest;
+export type IssueBatchBody = BatchRequest;
 
 export interface IssueBatchInput {
   headers?: {
@@ -2646,8 +2633,8 @@ export interface IssueBatchInput {
   body: IssueBatchBody;
 }
 
-/** Batch accepted; poll GET /invoices/batch/{batchId}/status */
-export type IssueBatchResult = IssueBatchResponse202;
+/** Every item is queued; poll GET /invoices/batch/{batchId}/status */
+export type IssueBatchResult = BatchAccepted;
 
 export type IssueBatchResponse =
   | Success<202, IssueBatchResult>
@@ -2666,8 +2653,8 @@ export interface GetBatchStatusInput {
   };
 }
 
-/** Batch status (spec 2.9) */
-export type GetBatchStatusResult = GetBatchStatusResponse200;
+/** The batch counts and each item in request order (spec 2.9) */
+export type GetBatchStatusResult = BatchStatus;
 
 export type GetBatchStatusResponse =
   | Success<200, GetBatchStatusResult>
@@ -2685,8 +2672,8 @@ export interface SearchCitiesInput {
   };
 }
 
-/** Default Response */
-export type SearchCitiesResult = SearchCitiesResponse200;
+/** The matching municipalities with their coverage, engine and requirements */
+export type SearchCitiesResult = CityCoverageList;
 
 export type SearchCitiesResponse =
   | Success<200, SearchCitiesResult>
@@ -2706,8 +2693,8 @@ export interface ListCodesInput {
   };
 }
 
-/** The municipal breakdowns (cTribMun) of a national service code in a municipality (spec 4.6) */
-export type ListCodesResult = ListCodesResponse200;
+/** The municipal breakdowns (cTribMun) of the service code in the municipality (spec 4.6) */
+export type ListCodesResult = MunicipalBreakdowns;
 
 export type ListCodesResponse =
   | Success<200, ListCodesResult>

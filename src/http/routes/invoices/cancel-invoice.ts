@@ -4,7 +4,7 @@ import { pollUrl } from '../../../invoices/intake.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import { ApiError, notFound } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, isUuid } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, isUuid } from '../../schemas.ts';
 
 export const CancellationAccepted = Type.Object(
   {
@@ -42,16 +42,38 @@ export const cancelInvoiceRoute: RouteModule = (app, ctx) => {
           'reason is completed with a default text (the schema needs 15 characters). ' +
           'Errors: 404 unknown invoice; 409 INVOICE_NOT_ISSUED (queued, processing or error), ' +
           '409 INVOICE_CANCELLATION_IN_PROGRESS, 409 INVOICE_ALREADY_CANCELLED.',
-        body: Type.Object(
+        body: documentedBody(
+          Type.Object(
+            {
+              invoiceId: Type.String({ minLength: 1, description: 'The invoice to cancel' }),
+              motivo: Type.Optional(
+                Type.String({ maxLength: 255, description: 'Reason (free text, at most 255 characters)' }),
+              ),
+            },
+            { additionalProperties: true },
+          ),
           {
-            invoiceId: Type.String({ minLength: 1, description: 'The invoice to cancel' }),
-            motivo: Type.Optional(
-              Type.String({ maxLength: 255, description: 'Reason (free text, at most 255 characters)' }),
-            ),
+            name: 'CancelInvoiceRequest',
+            description: 'The invoice to cancel and why',
+            example: {
+              invoiceId: 'ec96b9b1-e89f-46f6-8351-644687a97c27',
+              motivo: 'Serviço faturado em duplicidade; será emitida nova nota com o valor correto',
+            },
           },
-          { additionalProperties: true },
         ),
-        response: { 202: CancellationAccepted, ...errorResponses(400, 404, 409) },
+        response: {
+          202: documented(CancellationAccepted, {
+            name: 'CancellationAccepted',
+            description: 'The cancellation is accepted and being sent to the government; poll pollUrl',
+            example: {
+              invoiceId: 'ec96b9b1-e89f-46f6-8351-644687a97c27',
+              status: 'cancelling',
+              cancellation: { status: 'requested', requestedAt: '2026-11-27T11:05:42.318Z' },
+              pollUrl: '/api/v1/invoices/ec96b9b1-e89f-46f6-8351-644687a97c27/status',
+            },
+          }),
+          ...errorResponses(400, 404, 409),
+        },
       },
     },
     async (request, reply) => {

@@ -32,10 +32,17 @@ export const getInvoicePdfRoute: RouteModule = (app, ctx) => {
         params: IdParams,
         response: {
           200: {
-            description: 'The DANFSe rendered on the fly',
-            content: { 'application/pdf': { schema: { type: 'string', format: 'binary' } } },
+            description: 'The DANFSe rendered on the fly (or downloaded from the municipal portal)',
+            content: {
+              'application/pdf': {
+                schema: { type: 'string', format: 'binary', title: 'InvoicePdf', description: 'A PDF document' },
+              },
+            },
           },
-          302: Type.Null({ description: 'Redirect to the public document URL' }),
+          302: Type.Null({
+            description:
+              "The documents are stored, or the municipality publishes the note: redirect (Location) to the document's URL",
+          }),
           ...errorResponses(404, 409, 422, 501, 502),
         },
       },

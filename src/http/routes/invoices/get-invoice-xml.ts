@@ -21,8 +21,27 @@ export const getInvoiceXmlRoute: RouteModule = (app, ctx) => {
           type: Type.Optional(Type.Union([Type.Literal('emission'), Type.Literal('cancel')], { default: 'emission' })),
         }),
         response: {
-          200: Type.String({ description: 'application/xml' }),
-          302: Type.Null({ description: 'Redirect to the public document URL' }),
+          200: {
+            description: 'The stored NFS-e XML (or cancellation event XML), signed as the government returned it',
+            content: {
+              'application/xml': {
+                schema: { type: 'string', title: 'InvoiceXml', description: 'An XML document' },
+                example:
+                  '<?xml version="1.0" encoding="UTF-8"?><NFSe versao="1.00" xmlns="http://www.sped.fazenda.gov.br/nfse">' +
+                  '<infNFSe Id="NFS41069022211222333000181000000000134326114839201750"><xLocEmi>Curitiba</xLocEmi><xLocPrestacao>Curitiba</xLocPrestacao>' +
+                  '<nNFSe>1343</nNFSe><cLocIncid>4106902</cLocIncid><xLocIncid>Curitiba</xLocIncid>' +
+                  '<xTribNac>Suporte técnico em informática, inclusive instalação, configuração e manutenção de programas de computação e bancos de dados.</xTribNac>' +
+                  '<verAplic>SefinNac_1.4.0</verAplic><ambGer>2</ambGer><tpEmis>1</tpEmis><procEmi>1</procEmi><cStat>100</cStat>' +
+                  '<dhProc>2026-11-26T15:42:14-03:00</dhProc><nDFSe>1843290</nDFSe><emit><CNPJ>11222333000181</CNPJ>' +
+                  '<xNome>Horizonte Tecnologia da Informação Ltda</xNome></emit><valores><vBC>1850.00</vBC>' +
+                  '<pAliqAplic>2.00</pAliqAplic><vISSQN>37.00</vISSQN><vLiq>1850.00</vLiq></valores>' +
+                  '<DPS versao="1.00">…</DPS></infNFSe><Signature xmlns="http://www.w3.org/2000/09/xmldsig#">…</Signature></NFSe>',
+              },
+            },
+          },
+          302: Type.Null({
+            description: 'The documents are stored: redirect (Location) to the public, immutable document URL',
+          }),
           ...errorResponses(404, 409),
         },
       },

@@ -7,7 +7,7 @@ import { hashBody, type InvoiceDraft, InvoiceIntake, newInvoiceId } from '../../
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import { ApiError, type FieldError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses } from '../../schemas.ts';
 import { strictValidatorCompiler } from '../../strict-validation.ts';
 import { acceptOnce } from './accept-once.ts';
 import { engineFor } from './engine-routing.ts';
@@ -64,17 +64,95 @@ export const issueBatchRoute: RouteModule = (app, ctx) => {
             }),
           ),
         }),
-        body: Type.Object(
+        body: documentedBody(
+          Type.Object(
+            {
+              items: Type.Array(InvoiceRequestSchema, {
+                minItems: 1,
+                maxItems: MAX_BATCH_ITEMS,
+                description: `1 to ${MAX_BATCH_ITEMS} invoices, each shaped like the body of POST /emitir`,
+              }),
+            },
+            { additionalProperties: true },
+          ),
           {
-            items: Type.Array(InvoiceRequestSchema, {
-              minItems: 1,
-              maxItems: MAX_BATCH_ITEMS,
-              description: `1 to ${MAX_BATCH_ITEMS} invoices, each shaped like the body of POST /emitir`,
-            }),
+            name: 'BatchRequest',
+            description: `1 to ${MAX_BATCH_ITEMS} invoices, each shaped like the body of POST /emitir`,
+            example: {
+              items: [
+                {
+                  tomador: { cpf: '52998224725', nome: 'Mariana Souza Albuquerque' },
+                  servico: {
+                    descricao: 'Instalação e configuração de software de gestão em notebook',
+                    codigo: '010701',
+                  },
+                  valores: { total: 280, aliquotaIss: 2 },
+                  referencia: 'OS-88412',
+                },
+                {
+                  tomador: {
+                    cnpj: '45789123000191',
+                    nome: 'Mercado Boa Vista Ltda',
+                    email: 'contasapagar@mercadoboavista.com.br',
+                    endereco: {
+                      logradouro: 'Avenida Sete de Setembro',
+                      numero: '3165',
+                      bairro: 'Rebouças',
+                      cidade: 'Curitiba',
+                      uf: 'PR',
+                      cep: '80230010',
+                    },
+                  },
+                  servico: {
+                    descricao: 'Suporte técnico mensal ao sistema de frente de caixa - novembro/2026',
+                    codigo: '010701',
+                  },
+                  valores: { total: 1850, aliquotaIss: 2 },
+                  competencia: '2026-11',
+                  referencia: 'PED-2026-004518',
+                },
+              ],
+            },
           },
-          { additionalProperties: true },
         ),
-        response: { 202: BatchAccepted, ...errorResponses(400, 402, 409, 422) },
+        response: {
+          202: documented(BatchAccepted, {
+            name: 'BatchAccepted',
+            description: 'Every item is queued; poll GET /invoices/batch/{batchId}/status',
+            example: {
+              batchId: '521b67b2-e53d-4617-b9bd-f27d083e6bab',
+              queued: 2,
+              status: 'processing',
+              items: [
+                {
+                  index: 0,
+                  invoiceId: '088f8ce1-dd9c-46b0-8b29-3de5045cfa89',
+                  warnings: [
+                    {
+                      code: 'IBSCBS_GROUP_OMITTED',
+                      field: 'valores.ibscbs',
+                      message:
+                        'IBS/CBS group omitted: no IBS/CBS data was sent and the provider is not obliged to declare it for this competência (the 2026 test rates of IBS/CBS do not apply to Simples Nacional (incl. MEI and sublimit excess) operations; LC 214/2025 art. 348, III, c (facts of 1 Jan to 31 Dec 2026); LC 214/2025 art. 517 gives the sublimit rules effect from 2027)',
+                    },
+                  ],
+                },
+                {
+                  index: 1,
+                  invoiceId: 'ec96b9b1-e89f-46f6-8351-644687a97c27',
+                  warnings: [
+                    {
+                      code: 'IBSCBS_GROUP_OMITTED',
+                      field: 'valores.ibscbs',
+                      message:
+                        'IBS/CBS group omitted: no IBS/CBS data was sent and the provider is not obliged to declare it for this competência (the 2026 test rates of IBS/CBS do not apply to Simples Nacional (incl. MEI and sublimit excess) operations; LC 214/2025 art. 348, III, c (facts of 1 Jan to 31 Dec 2026); LC 214/2025 art. 517 gives the sublimit rules effect from 2027)',
+                    },
+                  ],
+                },
+              ],
+            },
+          }),
+          ...errorResponses(400, 402, 409, 422),
+        },
       },
     },
     async (request, reply) => {

@@ -13,7 +13,7 @@ import { breakdownTexts, lookupServiceParameters } from '../../../invoices/munic
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, Nullable } from '../../schemas.ts';
+import { documented, errorResponses, Nullable } from '../../schemas.ts';
 
 const Vigencia = {
   aliquota: Nullable(Type.Number({ description: 'ISS rate (%) the municipality parametrised (`Aliq`)' })),
@@ -110,7 +110,41 @@ export const listCodesRoute: RouteModule = (app, ctx) => {
           ibge: Type.Optional(Type.String({ description: 'IBGE municipality code, 7 digits (e.g. 3304557)' })),
           competencia: Type.Optional(Type.String({ description: 'YYYY-MM; default the current month (Brasília)' })),
         }),
-        response: { 200: CodesResponse, ...errorResponses(400, 404, 409, 503) },
+        response: {
+          200: documented(CodesResponse, {
+            name: 'MunicipalBreakdowns',
+            description: 'The municipal breakdowns (cTribMun) of the service code in the municipality (spec 4.6)',
+            example: {
+              codigo: '010101',
+              descricao: 'Análise e desenvolvimento de sistemas.',
+              ibge: '3304557',
+              municipio: 'Rio de Janeiro',
+              uf: 'RJ',
+              competencia: '2026-11',
+              exigeDesdobramento: true,
+              semDesdobramento: null,
+              desdobramentos: [
+                {
+                  codigoTributacaoMunicipal: '001',
+                  codigoServicoAdn: '01.01.01.001',
+                  descricao: 'Análise e desenvolvimento de sistemas. (desdobramento municipal 001)',
+                  origemDescricao: 'lista-nacional',
+                  padrao: true,
+                  aliquota: 2,
+                  incidencia: null,
+                  vigenciaInicio: '2023-01-01',
+                  vigenciaFim: null,
+                },
+              ],
+              fonte: {
+                api: 'ADN Parâmetros Municipais',
+                ambiente: 'homologacao',
+                consultadoEm: '2026-11-26T17:58:03.411Z',
+              },
+            },
+          }),
+          ...errorResponses(400, 404, 409, 503),
+        },
       },
     },
     async (request) => {

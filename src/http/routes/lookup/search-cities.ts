@@ -5,7 +5,7 @@ import { AUTH_KINDS, CREDENTIALS, FAMILY_IDS, PROJECT_FIELDS, TRANSPORTS } from 
 import { requireProject } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, PageQuery } from '../../schemas.ts';
+import { documented, errorResponses, PageQuery } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
 
 function stringEnum<T extends string>(values: readonly T[], description: string) {
@@ -124,7 +124,67 @@ export const searchCitiesRoute: RouteModule = (app, ctx) => {
           q: Type.String({ maxLength: 100, description: 'Name (≥ 2 characters) or 7-digit IBGE code' }),
           limit: PageQuery.limit,
         }),
-        response: { 200: CoverageAnswer, ...errorResponses(400) },
+        response: {
+          200: documented(CoverageAnswer, {
+            name: 'CityCoverageList',
+            description: 'The matching municipalities with their coverage, engine and requirements',
+            example: {
+              query: '4106902',
+              data: [
+                {
+                  codigoIbge: '4106902',
+                  nome: 'Curitiba',
+                  uf: 'PR',
+                  populacao: 1948626,
+                  status: 'covered',
+                  family: 'national',
+                  routingId: 'national',
+                  provider: 'PadraoNacional',
+                  layoutVersion: '1.01',
+                  implemented: true,
+                  nationalEmitterAdherent: true,
+                  engine: {
+                    projectFields: ['codigoMunicipio'],
+                    credentials: ['certificate'],
+                    auth: 'mtls',
+                    transport: 'rest-json',
+                    xmlSignature: true,
+                    capabilities: {
+                      cancel: true,
+                      substitution: true,
+                      batch: false,
+                      mode: 'sync',
+                      pdf: 'local',
+                      homologation: true,
+                    },
+                  },
+                },
+              ],
+              registry: {
+                generatedAt: '2026-11-25T04:36:28.627Z',
+                sources: [
+                  {
+                    file: 'ACBrNFSeXServicos.ini',
+                    date: '2026-06-28',
+                    commit: '7be4dac253653c416c87830ad37980de58973fcb',
+                  },
+                  {
+                    file: 'emissor_nacional.json',
+                    date: '2026-09-28',
+                    commit: '8401f8d71efff6b52f6709c6ee51011a775ff1e5',
+                  },
+                  {
+                    file: 'population/populacao-por-municipio-2020.csv',
+                    date: '2020 (IBGE estimates)',
+                    commit: 'b5dfeb19a80c8e0b58781e995e921c1ee4a7f55a',
+                  },
+                  { file: 'derived/municipio_provedor_acbr_20260628.csv', date: '2026-06-28', commit: null },
+                ],
+              },
+            },
+          }),
+          ...errorResponses(400),
+        },
       },
     },
     async (request) => {

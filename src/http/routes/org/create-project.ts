@@ -51,7 +51,6 @@ export const createProjectRoute: RouteModule = (app, ctx) => {
             codigoTributacao: '010701',
             tributacaoIss: 1,
             aliquotaSimples: 6,
-            defaultNbs: '115021000',
           },
         }),
         response: {
@@ -80,7 +79,7 @@ export const createProjectRoute: RouteModule = (app, ctx) => {
                 defaultCstIbscbs: null,
                 defaultClassificacaoTributaria: null,
                 defaultIndicadorOperacao: null,
-                defaultNbs: '115021000',
+                defaultNbs: null,
                 danfeTemplate: 'padrao',
                 active: true,
                 createdAt: '2026-11-20T13:07:44.902Z',

@@ -37,7 +37,7 @@ export const getProjectRoute: RouteModule = (app, ctx) => {
               defaultCstIbscbs: null,
               defaultClassificacaoTributaria: null,
               defaultIndicadorOperacao: null,
-              defaultNbs: '115021000',
+              defaultNbs: null,
               danfeTemplate: 'padrao',
               active: true,
               createdAt: '2026-11-20T13:07:44.902Z',

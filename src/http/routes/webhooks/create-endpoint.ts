@@ -1,7 +1,7 @@
 import { createEndpoint } from '../../../webhooks/endpoints.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
 import {
   CreatedEndpointSchema,
@@ -23,8 +23,36 @@ export const createWebhookEndpointRoute: RouteModule = (app, ctx) => {
         tags: ['webhooks'],
         summary: 'Register a webhook endpoint',
         description: `${needsScope('emit')} 201 with the endpoint; the secret is returned in this response only. 400 VALIDATION_FAILED names the field (url not https, events outside the five names, …); 400 WEBHOOK_URL_REFUSED when the URL does not reach a public internet address. ${SIGNING_NOTE}`,
-        body: CreateEndpointBody,
-        response: { 201: CreatedEndpointSchema, ...errorResponses(400) },
+        body: documentedBody(CreateEndpointBody, {
+          name: 'CreateWebhookEndpointRequest',
+          description: 'The HTTPS URL, the events and the signing secret',
+          example: {
+            url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
+            events: ['nfse.issued', 'nfse.error', 'nfse.cancelled'],
+            secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3Y8Gd8Kq',
+            description: 'ERP: invoice status updates',
+          },
+        }),
+        response: {
+          201: documented(CreatedEndpointSchema, {
+            name: 'WebhookEndpointCreated',
+            description: 'The endpoint; its secret is shown only in this response',
+            example: {
+              id: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
+              url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
+              description: 'ERP: invoice status updates',
+              events: ['nfse.issued', 'nfse.error', 'nfse.cancelled'],
+              active: true,
+              signing: true,
+              secretHint: '…d8Kq',
+              previousSecretExpiresAt: null,
+              createdAt: '2026-11-20T13:20:11.045Z',
+              updatedAt: '2026-11-20T13:20:11.045Z',
+              secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3Y8Gd8Kq',
+            },
+          }),
+          ...errorResponses(400),
+        },
       },
     },
     async (request, reply) => {

@@ -17,7 +17,7 @@ export const deleteWebhookEndpointRoute: RouteModule = (app, ctx) => {
         summary: 'Delete a webhook endpoint',
         description: `${needsScope('emit')} 204 without a body. Its pending deliveries end \`failed\`; its delivery history stays listed.`,
         params: IdParams,
-        response: { 204: Type.Null({ description: 'No body' }), ...errorResponses(404) },
+        response: { 204: Type.Null({ description: 'The endpoint is deleted (no body)' }), ...errorResponses(404) },
       },
     },
     async (request, reply) => {

@@ -2,7 +2,7 @@ import { Type } from 'typebox';
 import { listEndpoints } from '../../../webhooks/endpoints.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, PageQuery, Pagination, pageOf } from '../../schemas.ts';
+import { documented, errorResponses, pageOf, PageQuery, Pagination } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
 import { EndpointSchema, endpointView, needsScope } from './schemas.ts';
 
@@ -19,7 +19,27 @@ export const listWebhookEndpointsRoute: RouteModule = (app, ctx) => {
         description: `${needsScope('query')} Deleted endpoints are not listed.`,
         querystring: Type.Object({ ...PageQuery }),
         response: {
-          200: Type.Object({ data: Type.Array(EndpointSchema), pagination: Pagination }),
+          200: documented(Type.Object({ data: Type.Array(EndpointSchema), pagination: Pagination }), {
+            name: 'WebhookEndpointList',
+            description: 'One page of the active and inactive endpoints of the project',
+            example: {
+              data: [
+                {
+                  id: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
+                  url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
+                  description: 'ERP: invoice status updates',
+                  events: ['nfse.issued', 'nfse.error', 'nfse.cancelled'],
+                  active: true,
+                  signing: true,
+                  secretHint: '…d8Kq',
+                  previousSecretExpiresAt: null,
+                  createdAt: '2026-11-20T13:20:11.045Z',
+                  updatedAt: '2026-11-20T13:20:11.045Z',
+                },
+              ],
+              pagination: { page: 1, limit: 20, total: 1 },
+            },
+          }),
           ...errorResponses(400),
         },
       },

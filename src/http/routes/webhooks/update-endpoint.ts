@@ -1,7 +1,7 @@
 import { updateEndpoint } from '../../../webhooks/endpoints.ts';
 import { requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
-import { errorResponses, IdParams } from '../../schemas.ts';
+import { documented, documentedBody, errorResponses, IdParams } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
 import {
   EndpointSchema,
@@ -25,8 +25,30 @@ export const updateWebhookEndpointRoute: RouteModule = (app, ctx) => {
         summary: 'Update a webhook endpoint',
         description: `${needsScope('emit')} Any subset of url, events, active, secret, description. A new secret rotates it: the previous one keeps signing (webhook-signature) for 24 hours. Pending deliveries use the endpoint as it is at each attempt. ${SIGNING_NOTE}`,
         params: IdParams,
-        body: UpdateEndpointBody,
-        response: { 200: EndpointSchema, ...errorResponses(400, 404) },
+        body: documentedBody(UpdateEndpointBody, {
+          name: 'UpdateWebhookEndpointRequest',
+          description: 'The endpoint fields to change',
+          example: { events: ['nfse.issued', 'nfse.error', 'nfse.cancelled', 'nfse.documents_ready'] },
+        }),
+        response: {
+          200: documented(EndpointSchema, {
+            name: 'WebhookEndpoint',
+            description: 'The endpoint as updated',
+            example: {
+              id: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
+              url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
+              description: 'ERP: invoice status updates',
+              events: ['nfse.issued', 'nfse.error', 'nfse.cancelled', 'nfse.documents_ready'],
+              active: true,
+              signing: true,
+              secretHint: '…d8Kq',
+              previousSecretExpiresAt: null,
+              createdAt: '2026-11-20T13:20:11.045Z',
+              updatedAt: '2026-11-24T09:48:30.512Z',
+            },
+          }),
+          ...errorResponses(400, 404),
+        },
       },
     },
     async (request) => {
