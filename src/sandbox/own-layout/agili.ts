@@ -259,8 +259,12 @@ export function createAgiliService(deps: MunicipalSandboxDependencies): SandboxS
     const body = req.body.toString('utf8');
     let unidade = '';
     try {
-      const doc = parseDom(body);
-      const root = doc.documentElement;
+      let root: Element | null;
+      try {
+        root = parseDom(body).documentElement;
+      } catch (err) {
+        throw new Refusal('A001', `XML malformado: ${(err as Error).message}`);
+      }
       if (!root || root.localName !== expected || root.namespaceURI !== NS) {
         throw new Refusal('A001', `Mensagem esperada: ${expected} (${NS})`);
       }
@@ -280,9 +284,6 @@ export function createAgiliService(deps: MunicipalSandboxDependencies): SandboxS
       return cancelar(env, root, unidade);
     } catch (err) {
       if (err instanceof Refusal) return messages(answerRoot, normalizeCnpj(unidade) ? unidade : '', err);
-      if (err instanceof Error && /XML|parse|xml/.test(err.message)) {
-        return messages(answerRoot, '', new Refusal('A001', `XML malformado: ${err.message}`));
-      }
       throw err;
     }
   }
