@@ -57,7 +57,8 @@ export async function webhooksTab(projectId: string): Promise<HTMLElement> {
   if (deliveries.data.length === 0) deliveriesBox.append(h('p', { class: 'muted' }, t('webhooks.noDeliveries')));
   for (const d of deliveries.data) {
     const retry =
-      d.status !== 'succeeded'
+      // the API retries a finished delivery (succeeded or failed); a pending one waits for its next attempt
+      d.status !== 'pending'
         ? h(
             'button',
             {
