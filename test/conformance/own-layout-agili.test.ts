@@ -1,5 +1,8 @@
-import { agiliDefinition } from '../../src/engines/own-layout/agili.ts';
+import { request } from 'undici';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { agiliDefinition, declaracaoXml } from '../../src/engines/own-layout/agili.ts';
 import { createAgiliService } from '../../src/sandbox/own-layout/agili.ts';
+import { validateXml } from '../../src/xml/xsd.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
 import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
@@ -43,4 +46,64 @@ describeConformance({
         },
       },
     }),
+});
+
+describe('Agili sandbox rules (the provider schema, the city hall, the key)', () => {
+  let env: Awaited<ReturnType<typeof startRawXmlSandbox>>;
+  beforeAll(async () => {
+    env = await startRawXmlSandbox({
+      project,
+      slug: 'agili',
+      create: (deps) => createAgiliService(deps),
+      settings: {
+        path: '/__sandbox/agili/settings',
+        body: { unidadesGestoras: { [CITY_HALL]: '5107602' }, keys: { [KEY]: { cnpj: project.cnpj } } },
+      },
+    });
+  });
+  afterAll(async () => env?.close());
+
+  let number = 900_000;
+  const message = (unidade: string, key: string, edit: (xml: string) => string = (x) => x) =>
+    edit(
+      declaracaoXml({
+        project,
+        invoice: normalized(project),
+        serie: '1',
+        number: ++number,
+        issuedAt: new Date(),
+      }),
+    )
+      .replace(/^(<GerarNfseEnvio [^>]*>)/, `$1<UnidadeGestora>${unidade}</UnidadeGestora>`)
+      .replace('<IdentificacaoPrestador>', `<IdentificacaoPrestador><ChaveDigital>${key}</ChaveDigital>`);
+  const post = async (xml: string) => {
+    const res = await request(`${env.url}/municipal/agili/producaorestrita/GerarNfse`, {
+      method: 'POST',
+      dispatcher: env.admin,
+      headers: { 'content-type': 'application/xml; charset=utf-8' },
+      body: xml,
+    });
+    return { status: res.statusCode, body: await res.body.text() };
+  };
+  const code = (xml: string) => /<Codigo>([^<]+)<\/Codigo>/.exec(xml)?.[1];
+
+  it('issues a note whose answer satisfies the provider schema (GerarNfseResposta)', async () => {
+    const answer = await post(message(CITY_HALL, KEY));
+    expect(answer.status).toBe(200);
+    expect(answer.body).toContain('<Nfse>');
+    expect(validateXml('agili', answer.body)).toEqual({ ok: true });
+  });
+
+  it('refuses a message outside the schema (A001), an unknown city hall (A002) and a foreign key (A003)', async () => {
+    const invalid = await post(message(CITY_HALL, KEY, (x) => x.replace(/<Versao>1\.00<\/Versao>/, '')));
+    expect(code(invalid.body)).toBe('A001');
+    expect(validateXml('agili', invalid.body)).toEqual({ ok: true });
+    const otherCity = await post(message('11222333000181', KEY));
+    expect(code(otherCity.body)).toBe('A002');
+    const badCheckDigits = await post(message('03347101000122', KEY));
+    expect(code(badCheckDigits.body)).toBe('A002');
+    const otherKey = await post(message(CITY_HALL, 'f'.repeat(32)));
+    expect(code(otherKey.body)).toBe('A003');
+    expect(validateXml('agili', otherKey.body)).toEqual({ ok: true });
+  });
 });

@@ -88,12 +88,9 @@ function messages(root: string, unidade: string, refusal: Refusal): SandboxReply
   );
 }
 
-/** A declaration element re-serialised without its ChaveDigital (what the note shows). */
+/** The declaration as received (the schema's tcNfse holds it whole, its IdentificacaoPrestador with the key). */
 function declaracaoOf(el: Element): string {
-  const copy = el.cloneNode(true) as Element;
-  const key = at(copy, 'IdentificacaoPrestador/ChaveDigital');
-  key?.parentNode?.removeChild(key);
-  return new XMLSerializer().serializeToString(copy).replace(/ xmlns="[^"]*"/, '');
+  return new XMLSerializer().serializeToString(el).replace(/ xmlns="[^"]*"/, '');
 }
 
 const brasilia = (date: Date) => `${new Date(date.getTime() - 3 * 3600_000).toISOString().slice(0, 19)}-03:00`;
@@ -239,9 +236,7 @@ export function createAgiliService(deps: MunicipalSandboxDependencies): SandboxS
       justificativa: textAt(pedido, 'JustificativaCancelamento') ?? '',
     };
     save(note);
-    const echo = new XMLSerializer()
-      .serializeToString(pedido as Element)
-      .replace(/<ChaveDigital>[^<]*<\/ChaveDigital>/, '');
+    const echo = new XMLSerializer().serializeToString(pedido as Element);
     return answer(
       'CancelarNfseResposta',
       unidade,
