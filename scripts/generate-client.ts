@@ -165,12 +165,23 @@ export function generateClient(document: OpenApiDocument): string {
       "import { BaseClient, type CallOptions, type Failure, type FileInput, type OperationSpec, type Redirect, type Success } from './runtime.ts';\n",
   );
 
+  // a component that is a request body is what a caller sends (its binary fields are FileInput); others are read
+  const requestComponents = new Set<string>();
+  for (const item of Object.values(document.paths)) {
+    for (const method of METHODS) {
+      for (const media of Object.values(item[method]?.requestBody?.content ?? {})) {
+        const m = /^#\/components\/schemas\/(.+)$/.exec(media.schema?.$ref ?? '');
+        if (m) requestComponents.add(m[1]!);
+      }
+    }
+  }
   parts.push('// ── Named schemas (components.schemas) ──\n');
   for (const [name, schema] of Object.entries(document.components?.schemas ?? {})) {
+    const direction: Direction = requestComponents.has(name) ? 'request' : 'response';
     parts.push(
       declare(
         pascal(name),
-        `${docComment(schema.description, '')}export type ${pascal(name)} = ${tsType(schema, '', 'response')};\n`,
+        `${docComment(schema.description, '')}export type ${pascal(name)} = ${tsType(schema, '', direction)};\n`,
       ),
     );
   }

@@ -245,11 +245,12 @@ describe('OpenAPI document', () => {
       if (route.body) expect(op.responses['400'] ?? op.responses['413']).toBeDefined();
     }
     const cert = paths['/api/v1/org/projects/{id}/certificate']!.post as {
-      requestBody: { content: Record<string, { schema: { properties: Record<string, unknown> } }> };
+      requestBody: { content: Record<string, { schema: { $ref: string } }> };
     };
-    expect(Object.keys(cert.requestBody.content['multipart/form-data']!.schema.properties).sort()).toEqual([
-      'file',
-      'password',
-    ]);
+    // the body is a named component of the document (`$ref`)
+    const body = res.body.components.schemas[
+      cert.requestBody.content['multipart/form-data']!.schema.$ref.replace('#/components/schemas/', '')
+    ] as { properties: Record<string, unknown> };
+    expect(Object.keys(body.properties).sort()).toEqual(['file', 'password']);
   });
 });

@@ -205,7 +205,9 @@ describe('GET /cobertura/cidades', () => {
     const res = await t.request('GET', '/openapi.json');
     const op = res.body.paths['/api/v1/cobertura/cidades']?.get;
     expect(op).toBeTruthy();
-    const item = op.responses['200'].content['application/json'].schema.properties.data.items;
+    // the answer is a named component of the document (`$ref`)
+    const ref: string = op.responses['200'].content['application/json'].schema.$ref;
+    const item = res.body.components.schemas[ref.replace('#/components/schemas/', '')].properties.data.items;
     expect(item.properties.status.enum).toEqual(['covered', 'not_covered', 'national_only_mei']);
     expect(item.properties.status.description).toContain('national_only_mei: no municipal provider is known');
   });

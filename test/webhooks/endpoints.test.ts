@@ -352,8 +352,10 @@ describe('tenancy and scopes', () => {
       if (success !== '204') expect(op.responses[success].content['application/json'].schema).toBeDefined();
       expect(op.responses['403']).toBeDefined();
     }
-    const record =
-      res.body.paths['/api/v1/webhooks/endpoints/{id}'].get.responses['200'].content['application/json'].schema;
+    // the answer is a named component of the document (`$ref`)
+    const ref: string =
+      res.body.paths['/api/v1/webhooks/endpoints/{id}'].get.responses['200'].content['application/json'].schema.$ref;
+    const record = res.body.components.schemas[ref.replace('#/components/schemas/', '')];
     expect(Object.keys(record.properties)).toEqual(
       expect.arrayContaining(['id', 'url', 'events', 'active', 'signing', 'secretHint', 'previousSecretExpiresAt']),
     );

@@ -1714,7 +1714,7 @@ export type UpdateWebhookEndpointRequest = {
 /** The A1 certificate file and its password */
 export type UploadCertificateRequest = {
   /** PKCS#12 file (.pfx or .p12), at most 50 KB */
-  file: Uint8Array;
+  file: FileInput;
   /** The certificate password */
   password: string;
 };
@@ -1722,7 +1722,7 @@ export type UploadCertificateRequest = {
 /** The logo image */
 export type UploadLogoRequest = {
   /** PNG, JPEG or WebP image, at most 500 KB */
-  file: Uint8Array;
+  file: FileInput;
 };
 
 /** One event delivered to one endpoint, with its attempts */
