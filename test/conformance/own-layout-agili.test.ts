@@ -1,5 +1,7 @@
 import { request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createEngine } from '../../src/engines/kit/engine.ts';
+import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import { agiliDefinition, declaracaoXml } from '../../src/engines/own-layout/agili.ts';
 import { createAgiliService } from '../../src/sandbox/own-layout/agili.ts';
 import { validateXml } from '../../src/xml/xsd.ts';
@@ -92,6 +94,50 @@ describe('Agili sandbox rules (the provider schema, the city hall, the key)', ()
     expect(answer.status).toBe(200);
     expect(answer.body).toContain('<Nfse>');
     expect(validateXml('agili', answer.body)).toEqual({ ok: true });
+  });
+
+  it('keeps the note and its cancellation with the echoed key masked, and asks for the city hall when it is missing', async () => {
+    const http = new GovernmentHttpClient({ connectMs: 2_000, responseMs: 5_000 }, env.caPem);
+    const engine = createEngine(agiliDefinition, {
+      http,
+      endpoints: env.endpoints,
+      signatureAlgorithm: 'rsa-sha1',
+      validateBeforeSend: true,
+    });
+    const connection = {
+      certificate: env.certificate,
+      ambiente: 2 as const,
+      municipality: project.codigoMunicipio,
+      credentials: { accessToken: KEY, cnpjPrefeitura: CITY_HALL },
+    };
+    try {
+      const prepared = engine.prepare({
+        project,
+        invoice: normalized(project),
+        serie: '1',
+        number: ++number,
+        issuedAt: new Date(),
+        certificate: env.certificate,
+      });
+      if (prepared.kind !== 'ok') throw new Error(JSON.stringify(prepared));
+      expect(prepared.value.xml).not.toContain('UnidadeGestora');
+      const issued = await engine.issue(prepared.value, connection);
+      if (issued.kind !== 'ok') throw new Error(JSON.stringify(issued));
+      expect(issued.value.xml).not.toContain(KEY);
+      expect(issued.value.xml).toContain(`<ChaveDigital>${'*'.repeat(32)}</ChaveDigital>`);
+      const reference = { chave: null, numero: issued.value.numero, verificationCode: null, ambiente: 2 as const };
+      const cancelled = await engine.cancel(
+        { ...reference, providerCnpj: project.cnpj },
+        'Erro na emissão',
+        connection,
+      );
+      if (cancelled.kind !== 'ok') throw new Error(JSON.stringify(cancelled));
+      expect(cancelled.value.xml).not.toContain(KEY);
+      const missing = await engine.issue(prepared.value, { ...connection, credentials: { accessToken: KEY } });
+      expect(missing.kind === 'rejected' && missing.errorCode).toBe('ENGINE_CREDENTIALS_MISSING');
+    } finally {
+      await http.close();
+    }
   });
 
   it('refuses a message outside the schema (A001), an unknown city hall (A002) and a foreign key (A003)', async () => {

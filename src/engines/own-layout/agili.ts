@@ -31,7 +31,8 @@ import type { CancellationRecord, GovernmentError, IssuedDocument, Outcome, Prep
  * Readings where the sources are silent (the sandbox, src/sandbox/own-layout/agili.ts, accepts only these):
  * - `UnidadeGestora` is the project's `cnpjPrefeitura` (a municipal parameter the customer sets: their city hall's
  *   CNPJ, public, validated with its check digits) and `ChaveDigital` its `accessToken`; both are written when a
- *   message is sent (the stored declaration holds neither);
+ *   message is sent (the stored declaration holds neither), and the key the provider echoes in its answers (the
+ *   schema's `tcNfse` holds the declaration whole) is masked in what is kept;
  * - the provider's message codes are not published: a refused emission is checked with the RPS query before it is
  *   believed (a resend of a processed RPS comes back ok with the note the provider holds); an RPS query answered
  *   with messages is "no note for this RPS" (the provider refuses an RPS number twice, so a resend cannot issue
@@ -241,6 +242,10 @@ function readAnswer(answer: HttpResponse, name: string): Read {
   return { kind: 'answer', root: parsed.root };
 }
 
+/** A document as kept: the provider echoes the key (`ChaveDigital`) in it; it is masked, at its schema length. */
+const masked = (xml: string) =>
+  xml.replace(/<ChaveDigital>[^<]*<\/ChaveDigital>/g, `<ChaveDigital>${'*'.repeat(32)}</ChaveDigital>`);
+
 function issuedOf(nfse: Element, ambiente: 1 | 2): IssuedDocument | null {
   const numero = text(nfse, 'Numero');
   if (!numero) return null;
@@ -250,7 +255,7 @@ function issuedOf(nfse: Element, ambiente: 1 | 2): IssuedDocument | null {
     numero,
     verificationCode: text(nfse, 'CodigoAutenticidade'),
     emittedAt: Number.isNaN(at.getTime()) ? new Date() : at,
-    xml: outerXml(nfse),
+    xml: masked(outerXml(nfse)),
     ambiente,
   };
 }
@@ -309,7 +314,7 @@ async function noteByNumber(
 function cancellationOf(nfse: Element, xml: string): CancellationRecord | null {
   if (text(nfse, 'SituacaoNfse/Codigo') !== '-2') return null;
   const at = new Date(text(nfse, 'SituacaoNfse/DataCancelamento') ?? '');
-  return { cancelledAt: Number.isNaN(at.getTime()) ? new Date() : at, xml };
+  return { cancelledAt: Number.isNaN(at.getTime()) ? new Date() : at, xml: masked(xml) };
 }
 
 // the cancellation's inputs do not carry the project's CNPJ as a parameter of the note query: the cancel message has it
@@ -435,7 +440,7 @@ export const agiliDefinition = defineFamily({
               reason: 'Agili cancellation answer without DataHora (a request to be evaluated?)',
             };
           }
-          return { kind: 'ok', value: { cancelledAt: at, xml: answer.body } };
+          return { kind: 'ok', value: { cancelledAt: at, xml: masked(answer.body) } };
         },
       },
     },
