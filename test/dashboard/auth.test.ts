@@ -226,3 +226,44 @@ describe('dashboard tenancy', () => {
     expect((await call('GET', '/dashboard/api/v1/admin/organizations', { session })).status).toBe(404);
   });
 });
+
+describe('dashboard organization tokens', () => {
+  it('creates a scoped token shown once, lists it, revokes it, and never reaches another organization', async () => {
+    const other = await orgWithMember('ines@outra.com.br');
+    await orgWithMember('joao@acme.com.br');
+    const session = await signIn('joao@acme.com.br');
+    const bad = await call('POST', '/dashboard/api/org-tokens', {
+      session,
+      body: { name: 'ERP', scopes: ['projects:read', 'emit'] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.errors[0].field).toMatch(/^scopes/);
+    const created = await call('POST', '/dashboard/api/org-tokens', {
+      session,
+      body: { name: 'ERP', scopes: ['projects:read'] },
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.token).toMatch(/^svc_org_/);
+    // a real token of the API, within its scopes
+    expect((await t.request('GET', '/org/projects', { key: created.body.token })).status).toBe(200);
+    const write = await t.request('POST', '/org/projects', { key: created.body.token, body: {} });
+    expect(write.status).toBe(403);
+    expect(write.body.code).toBe('INSUFFICIENT_SCOPE');
+    const list = await call('GET', '/dashboard/api/org-tokens', { session });
+    const listed = list.body.data.find((x: { id: string }) => x.id === created.body.id);
+    expect(listed).toMatchObject({ name: 'ERP', scopes: ['projects:read'], active: true, thisSession: false });
+    expect(JSON.stringify(list.body)).not.toContain(created.body.token);
+    expect(list.body.data.filter((x: { thisSession: boolean }) => x.thisSession)).toHaveLength(1);
+    // another organization's token: 404, and it stays active
+    const otherSession = await signIn('ines@outra.com.br');
+    const otherTokens = await call('GET', '/dashboard/api/org-tokens', { session: otherSession });
+    const otherTokenId = otherTokens.body.data.find((x: { thisSession: boolean }) => !x.thisSession).id as string;
+    const foreign = await call('DELETE', `/dashboard/api/org-tokens/${otherTokenId}`, { session });
+    expect(foreign.status).toBe(404);
+    expect((await t.request('GET', '/org/projects', { key: other.token })).status).toBe(200);
+    const revoked = await call('DELETE', `/dashboard/api/org-tokens/${created.body.id}`, { session, csrf: null });
+    expect(revoked.status).toBe(403);
+    expect((await call('DELETE', `/dashboard/api/org-tokens/${created.body.id}`, { session })).status).toBe(204);
+    expect((await t.request('GET', '/org/projects', { key: created.body.token })).status).toBe(401);
+  });
+});

@@ -2,13 +2,14 @@ import { call, SIGNED_OUT, type Session, setSession } from './api.ts';
 import { h } from './dom.ts';
 import { getLocale, setLocale, t } from './i18n.ts';
 import { invoicePage } from './pages/invoice.ts';
+import { orgTokensPage } from './pages/org-tokens.ts';
 import { projectPage } from './pages/project.ts';
 import { projectsPage } from './pages/projects.ts';
 import { settingsPage } from './pages/settings.ts';
 import { signInPage } from './pages/sign-in.ts';
 import './style.css';
 
-/** The dashboard: hash routes (#/projects, #/projects/{id}/{tab}, #/projects/{id}/invoices/{invoiceId}, #/settings). */
+/** The dashboard: hash routes (#/projects, #/projects/{id}/{tab}, #/projects/{id}/invoices/{invoiceId}, #/tokens, #/settings). */
 
 const root = document.getElementById('app')!;
 let session: Session | null = null;
@@ -35,6 +36,7 @@ function header(current: Session): HTMLElement {
       'nav',
       {},
       h('a', { href: '#/projects' }, t('nav.projects')),
+      h('a', { href: '#/tokens' }, t('nav.tokens')),
       h('a', { href: '#/settings' }, t('nav.settings')),
     ),
     h('span', { class: 'who' }, `${current.organization.name} · ${current.email}`),
@@ -58,6 +60,7 @@ function header(current: Session): HTMLElement {
 
 async function page(path: string[]): Promise<HTMLElement> {
   if (path[0] === 'settings') return settingsPage();
+  if (path[0] === 'tokens') return orgTokensPage();
   if (path[0] === 'projects' && path[1] && path[2] === 'invoices' && path[3]) return invoicePage(path[1], path[3]);
   if (path[0] === 'projects' && path[1]) return projectPage(path[1], path[2] ?? 'invoices');
   return projectsPage();

@@ -1,8 +1,11 @@
 import type { RouteModule } from '../../route.ts';
+import { dashboardCreateOrgTokenRoute } from './create-org-token.ts';
 import { dashboardForwardApiRoute } from './forward-api.ts';
 import { dashboardGetCertificateRoute } from './get-certificate.ts';
 import { dashboardGetSessionRoute } from './get-session.ts';
 import { dashboardListInvoicesRoute } from './list-invoices.ts';
+import { dashboardListOrgTokensRoute } from './list-org-tokens.ts';
+import { dashboardRevokeOrgTokenRoute } from './revoke-org-token.ts';
 import { dashboardServeAppRoute } from './serve-app.ts';
 import { dashboardSignInRoute } from './sign-in.ts';
 import { dashboardSignOutRoute } from './sign-out.ts';
@@ -14,6 +17,9 @@ export const DASHBOARD_ROUTES: RouteModule[] = [
   dashboardSignOutRoute,
   dashboardListInvoicesRoute,
   dashboardGetCertificateRoute,
+  dashboardListOrgTokensRoute,
+  dashboardCreateOrgTokenRoute,
+  dashboardRevokeOrgTokenRoute,
   dashboardForwardApiRoute,
   dashboardServeAppRoute,
 ];
