@@ -4,7 +4,8 @@
  * component of `components.schemas` referenced by `$ref`. The name is the schema's `title` (set next to the route
  * with `documented()` of ./schemas.ts); a schema without one is named after its operation and status, so a route
  * added without documentation still yields a valid document (test/service/openapi-examples.test.ts then names it).
- * Problem responses get the description of their status. The input document is not modified.
+ * Problem responses get the description of their status and the media type the error handler sends,
+ * `application/problem+json`. The input document is not modified.
  */
 
 type Json = Record<string, unknown>;
@@ -81,14 +82,17 @@ export function withNamedSchemas(document: Json): Json {
         media.schema = { $ref: name(media.schema, `${base}Request`, `${where} ${type}`) };
       }
       for (const [status, response] of Object.entries(operation.responses ?? {})) {
+        const json = response.content?.['application/json'];
+        if (json?.schema?.$ref === PROBLEM_REF && Object.keys(response.content!).length === 1) {
+          // what the error handler really sends (app.ts)
+          response.content = { 'application/problem+json': json };
+          if (PROBLEM_DESCRIPTIONS[status] && response.description === 'RFC 9457 problem details') {
+            response.description = PROBLEM_DESCRIPTIONS[status];
+          }
+          continue;
+        }
         for (const [type, media] of Object.entries(response.content ?? {})) {
           if (!media.schema) continue;
-          if (media.schema.$ref === PROBLEM_REF) {
-            if (PROBLEM_DESCRIPTIONS[status] && response.description === 'RFC 9457 problem details') {
-              response.description = PROBLEM_DESCRIPTIONS[status];
-            }
-            continue;
-          }
           if (media.schema.$ref) continue;
           media.schema = { $ref: name(media.schema, `${base}Response${status}`, `${where} ${status} ${type}`) };
         }

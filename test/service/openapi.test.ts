@@ -190,7 +190,7 @@ describe('the operations of the OpenAPI document', () => {
           else if (/Response\d{3}$/.test(media.schema.$ref as string)) problems.push(`${name} ${status}: unnamed`);
         }
         if (/^[45]/.test(status) && status !== '503') {
-          const ref = response.content?.['application/json']?.schema?.$ref;
+          const ref = response.content?.['application/problem+json']?.schema?.$ref;
           if (ref !== '#/components/schemas/Problem') problems.push(`${name} ${status}: not a Problem`);
         }
       }
