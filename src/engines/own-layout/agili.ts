@@ -317,10 +317,6 @@ function cancellationOf(nfse: Element, xml: string): CancellationRecord | null {
   return { cancelledAt: Number.isNaN(at.getTime()) ? new Date() : at, xml: masked(xml) };
 }
 
-// the cancellation's inputs do not carry the project's CNPJ as a parameter of the note query: the cancel message has it
-const cnpjOfCancel = (signed: string) => /<Cnpj>(\d{14})<\/Cnpj>/.exec(signed)?.[1] ?? '';
-const imOfCancel = (signed: string) => /<InscricaoMunicipal>([^<]*)<\/InscricaoMunicipal>/.exec(signed)?.[1] ?? null;
-
 export const agiliDefinition = defineFamily({
   id: 'own-layout',
   provider: 'Agili',
@@ -419,13 +415,8 @@ export const agiliDefinition = defineFamily({
           if (read.kind === 'failure') {
             if (read.outcome.kind !== 'rejected' || !input.issued.numero) return read.outcome;
             // the provider's codes are unpublished: the note query tells whether the note is cancelled already
-            const note = await noteByNumber(
-              input.issued.numero,
-              imOfCancel(signed),
-              cnpjOfCancel(signed),
-              context,
-              send,
-            );
+            const { numero, inscricaoMunicipal, providerCnpj } = input.issued;
+            const note = await noteByNumber(numero, inscricaoMunicipal, providerCnpj, context, send);
             if (note.kind !== 'ok')
               return { kind: 'unknown', reason: `Agili refused the cancellation; its query failed` };
             const done = note.value ? cancellationOf(note.value.nfse, note.value.body) : null;
