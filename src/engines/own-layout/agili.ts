@@ -44,7 +44,10 @@ import type { CancellationRecord, GovernmentError, IssuedDocument, Outcome, Prep
  *   request (`ProtocoloRequerimentoCancelamento`, `ConsultarRequerimentoCancelamento` situations -1…-5) is not
  *   documented: such a cancellation stays unconfirmed until the note query shows it;
  * - the activity code is `servico.codigoTributacaoMunicipal`, else the LC 116 subitem for cities whose tag is
- *   `ItemLei116AtividadeEconomica`, else the formatted CNAE (`99.9.9-9.99`); Brazilian takers only, one service line.
+ *   `ItemLei116AtividadeEconomica`, else the formatted CNAE (`99.9.9-9.99`); Brazilian takers only, one service line;
+ * - the taker's `TipoLogradouro` is written empty (the platform has no street type; the schema allows it, ACBr writes
+ *   it so when absent); `RegimeEspecialTributacao` is left out (optional) and the Simples Nacional option is
+ *   `OptanteSimplesNacional`/`OptanteMEISimei`; `ValorISSQNRecolher` only outside the Simples Nacional, as ACBr does.
  */
 
 export const AGILI_NS = 'http://www.agili.com.br/nfse_v_1.00.xsd';
