@@ -1,3 +1,7 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 import { DataDirectoryInUseError } from './db/client.ts';
 import { type RunningService, startService } from './service.ts';
@@ -28,20 +32,85 @@ function startupFailure(err: unknown): string {
   return e instanceof Error ? e.message : String(err);
 }
 
+/**
+ * On PostgreSQL the default role (`all`) runs as two processes: this one serves the API and forks the job workers
+ * (`NFSE_ROLE=worker`, the `npm run worker` process) at a lower scheduling priority, so signing, validation, PDF
+ * rendering and the database driver's work for issuing never share the event loop (or the CPU, when it is short)
+ * that takes `POST /emitir`. The embedded database allows one process per data directory: there both stay here.
+ * NFSE_SINGLE_PROCESS=1 keeps them in one process on PostgreSQL too.
+ */
+const splitWorkers = config.role === 'all' && config.databaseUrl !== null && process.env.NFSE_SINGLE_PROCESS !== '1';
+/** The nice value of the forked worker process (0-19; higher yields the CPU to the API process). */
+const WORKER_NICE = 10;
+
 let service: RunningService;
+let workerProcess: { close(): Promise<void> } | null = null;
 try {
-  service = await startService(config, { sandboxProcess: true });
+  service = await startService(splitWorkers ? { ...config, role: 'api' } : config, { sandboxProcess: true });
+  if (splitWorkers) workerProcess = await startWorkerProcess(service);
 } catch (err) {
   console.error(`Cannot start the NFS-e service: ${startupFailure(err)}`);
   if (['debug', 'trace'].includes(config.logLevel)) console.error(err);
   process.exit(1);
 }
+
+/** Forks this entry as the worker role, pointed at the sandboxes this process started; resolves once it is up. */
+function startWorkerProcess(api: RunningService): Promise<{ close(): Promise<void> }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, NFSE_ROLE: 'worker', NFSE_WORKER_OF: String(process.pid) };
+  const sandboxCa = resolve(config.dataDir, 'sandbox', 'ca.cert.pem');
+  if (config.government === 'sandbox' && !config.sefinSandboxUrl && api.ctx.government.caPem) {
+    // the sandboxes run in this process's child: the worker talks to the same ones
+    env.NFSE_SEFIN_SANDBOX_URL = new URL(api.ctx.government.sefinBaseUrl(2)).origin;
+    if (existsSync(sandboxCa)) env.NFSE_SEFIN_SANDBOX_CA_FILE = sandboxCa;
+  }
+  const child: ChildProcess = fork(process.argv[1]!, [], { env, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  try {
+    if (child.pid) setPriority(child.pid, WORKER_NICE);
+  } catch {
+    /* not permitted here: same priority */
+  }
+  let closing = false;
+  return new Promise((resolveReady, reject) => {
+    const onExit = (code: number | null, signal: string | null) =>
+      reject(new Error(`the worker process exited while starting (code ${code}, signal ${signal})`));
+    child.once('exit', onExit);
+    child.on('message', (message: { type?: string }) => {
+      if (message?.type !== 'worker-ready') return;
+      child.off('exit', onExit);
+      child.on('exit', (code, signal) => {
+        if (closing) return;
+        // a worker that dies is not replaced in place: stop, and let the process manager restart the service
+        api.ctx.logger.error({ code, signal }, 'the worker process exited; stopping the service');
+        void shutdown('worker exit', 1);
+      });
+      resolveReady({
+        close: () =>
+          new Promise<void>((done) => {
+            if (closing || child.exitCode !== null || child.signalCode !== null) return done();
+            closing = true;
+            const kill = setTimeout(() => child.kill('SIGKILL'), 25_000);
+            child.once('exit', () => {
+              clearTimeout(kill);
+              done();
+            });
+            child.kill('SIGTERM');
+          }),
+      });
+    });
+  });
+}
 if (service.url)
   service.ctx.logger.info(`NFS-e service listening on ${service.url}/api/v1 (docs at ${service.url}/docs)`);
 else service.ctx.logger.info(`NFS-e worker started (role ${config.role})`);
 
+// The worker process of an API process (above): ready once started; stops when its parent goes away (kill -9 too).
+if (process.env.NFSE_WORKER_OF && typeof process.send === 'function') {
+  process.send({ type: 'worker-ready' });
+  process.on('disconnect', () => void shutdown('parent gone'));
+}
+
 let stopping = false;
-async function shutdown(signal: string) {
+async function shutdown(signal: string, exitCode = 0) {
   if (stopping) return;
   stopping = true;
   service.ctx.logger.info({ signal }, 'shutting down: no new requests, finishing in-flight work');
@@ -50,8 +119,10 @@ async function shutdown(signal: string) {
     process.exit(1);
   }, 30_000);
   timer.unref();
+  // the workers first: their jobs in flight finish against the sandboxes and database this process still holds
+  await workerProcess?.close();
   await service.close();
-  process.exit(0);
+  process.exit(exitCode);
 }
 process.on('SIGTERM', () => void shutdown('SIGTERM'));
 process.on('SIGINT', () => void shutdown('SIGINT'));

@@ -1,4 +1,5 @@
 import { sql } from 'drizzle-orm';
+import pg from 'pg';
 import { fromDrizzle, PgBoss } from 'pg-boss';
 import type { Database, DbOrTx } from '../db/client.ts';
 import { JOB_NAMES, JOB_POLICIES, type JobName, type JobPayloads } from './catalogue.ts';
@@ -136,6 +137,42 @@ export class JobQueue {
     }
     await this.boss.start();
     this.started = true;
+    if ('connectionString' in this.options && this.options.connectionString) {
+      this.listenForJobs(this.options.connectionString);
+    }
+  }
+
+  private listener: pg.Client | null = null;
+
+  /**
+   * PostgreSQL: every queue of the catalogue is `notify`, so pg-boss runs `pg_notify(<its channel>, <queue>)` in the
+   * transaction that inserts a job; listening to that channel wakes this process's loop of the queue when another
+   * process (the API process of `npm start`, another API instance) enqueued work, instead of at its next poll.
+   * A hint only: the polls stay, and a lost connection is opened again after a second.
+   */
+  private listenForJobs(connectionString: string): void {
+    if (!this.started) return;
+    const client = new pg.Client({ connectionString });
+    this.listener = client;
+    const again = () => {
+      if (this.listener !== client) return;
+      this.listener = null;
+      client.end().catch(() => undefined);
+      setTimeout(() => this.listenForJobs(connectionString), 1_000).unref();
+    };
+    client.on('error', again);
+    client.on('end', again);
+    client.on('notification', (message) => {
+      if (message.payload) this.loops.get(message.payload)?.wake();
+    });
+    client
+      .connect()
+      .then(() => client.query(`SELECT ${NOTIFY_CHANNEL_SQL} AS channel`))
+      .then(({ rows }) => client.query(`LISTEN "${rows[0].channel}"`))
+      .then(() => {
+        for (const loop of this.loops.values()) loop.wake(); // what was enqueued before we listened
+      })
+      .catch(again);
   }
 
   async send<N extends JobName>(name: N, data: JobPayloads[N], options: SendOptions = {}): Promise<void> {
@@ -272,9 +309,15 @@ export class JobQueue {
     const timeoutMs = options.timeoutMs ?? 10_000;
     await Promise.all([...this.loops.values()].map((l) => l.stop(options.graceful === false ? 0 : timeoutMs)));
     this.loops.clear();
+    const listener = this.listener;
+    this.listener = null;
+    await listener?.end().catch(() => undefined);
     await this.boss.stop({ graceful: options.graceful ?? true, timeout: timeoutMs, close: true });
   }
 }
+
+/** pg-boss's notification channel for the `pgboss` schema (its plans.notifyChannelSql, not exported). */
+const NOTIFY_CHANNEL_SQL = "('pgboss_' || left(encode(sha224('pgboss'::bytea), 'hex'), 24))";
 
 /** The message pg-boss stored as the output of a failed job (`{message}` from fail(), `{value: {message}}` by expiry). */
 function reasonOf(output: unknown): string {
