@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createA1Certificate } from '../../src/certificates/generate.ts';
 import { DASHBOARD_DIR } from '../../src/http/routes/dashboard/serve-app.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
-import { PROVIDER_CNPJ, TAKER } from '../support/onboarding.ts';
+import { invoiceBody, PROVIDER_CNPJ, TAKER } from '../support/onboarding.ts';
 import { type Receiver, startReceiver } from '../webhooks/support.ts';
 
 /**
@@ -255,10 +255,16 @@ describe.skipIf(skip)('dashboard in a real browser', () => {
       .toBe(2);
     await shot('webhook-deliveries');
 
+    // a batch sent from the dashboard, followed with its items
+    await page.goto(`${t.baseUrl}/dashboard/#/projects/${projectId}/batches`);
+    await page.fill('#issue-batch [name=items]', JSON.stringify([invoiceBody({ referencia: 'lote-1' })]));
+    await page.click('#issue-batch button[type=submit]');
+    await page.waitForSelector('#batches details.batch a:text("lote-1")');
+
     // usage charts, and the language switch
     await page.goto(`${t.baseUrl}/dashboard/#/projects/${projectId}/usage`);
     await page.waitForSelector('#chart-per-day');
-    expect(await page.locator('#chart-per-day rect:not([height="0"])').count()).toBe(1); // today's note
+    expect(await page.locator('#chart-per-day rect:not([height="0"])').count()).toBe(1); // today's notes
     await page.selectOption('#language', 'en');
     await page.waitForSelector('text=Invoices per day (14 days)');
     await shot('usage-en');

@@ -70,7 +70,7 @@ export async function download(path: string, project: string, fileName: string):
     throw new ApiProblem(res.status, json?.code ?? 'ERROR', json?.detail ?? res.statusText, json?.errors ?? []);
   }
   const url = URL.createObjectURL(await res.blob());
-  const a = h('a', { href: url, download: fileName, style: 'display:none' });
+  const a = h('a', { href: url, download: fileName, hidden: true });
   document.body.append(a);
   a.click();
   a.remove();

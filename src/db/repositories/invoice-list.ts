@@ -36,6 +36,7 @@ export async function listProjectInvoices(
       id: invoices.id,
       status: invoices.status,
       referencia: invoices.referencia,
+      batchId: invoices.batchId,
       numeroNfse: invoices.numeroNfse,
       engine: invoices.engine,
       createdAt: invoices.createdAt,

@@ -1,13 +1,14 @@
 import { call, clearProblem, showProblem } from '../api.ts';
 import { formatDate, formJson, h } from '../dom.ts';
 import { getLocale, t } from '../i18n.ts';
+import { batchesTab } from './batches.ts';
 import { invoicesTab, issueTab } from './invoices.ts';
 import { keysTab } from './keys.ts';
 import { projectFields } from './project-form.ts';
 import { usageTab } from './usage.ts';
 import { webhooksTab } from './webhooks.ts';
 
-const TABS = ['invoices', 'issue', 'settings', 'certificate', 'keys', 'numbering', 'logo', 'webhooks', 'usage'] as const;
+const TABS = ['invoices', 'issue', 'batches', 'settings', 'certificate', 'keys', 'numbering', 'logo', 'webhooks', 'usage'] as const;
 
 export async function projectPage(projectId: string, tab: string): Promise<HTMLElement> {
   const project = await call<Record<string, unknown> & { id: string; name: string }>(
@@ -35,6 +36,8 @@ async function tabBody(project: Record<string, unknown> & { id: string }, tab: s
   switch (tab) {
     case 'issue':
       return issueTab(project);
+    case 'batches':
+      return batchesTab(project.id);
     case 'settings':
       return settingsTab(project);
     case 'certificate':
