@@ -56,7 +56,7 @@ export const createApiKeyRoute: RouteModule = (app, ctx) => {
           {
             name: 'CreateApiKeyRequest',
             description: "The key's name, scopes and rate limit",
-            example: { name: 'ERP production', scopes: ['emit', 'query'], rateLimitPerMinute: 120 },
+            example: { name: 'ERP production', scopes: ['emit', 'cancel', 'query'], rateLimitPerMinute: 120 },
           },
         ),
         response: {
@@ -89,7 +89,7 @@ export const createApiKeyRoute: RouteModule = (app, ctx) => {
                 name: 'ERP production',
                 key: 'svc_d0e7cf9694539c23a15a4c3d4e4b2c4782ce0bee',
                 keyPrefix: 'svc_d0e7cf96',
-                scopes: ['emit', 'query'],
+                scopes: ['emit', 'cancel', 'query'],
                 rateLimitPerMinute: 120,
                 createdAt: '2026-11-20T13:12:30.004Z',
                 warnings: [],

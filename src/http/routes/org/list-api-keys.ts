@@ -44,7 +44,7 @@ export const listApiKeysRoute: RouteModule = (app, ctx) => {
                     id: '11bc92aa-c5ea-477a-b232-dd7f4e755cb7',
                     name: 'ERP production',
                     keyPrefix: 'svc_d0e7cf96',
-                    scopes: ['emit', 'query'],
+                    scopes: ['emit', 'cancel', 'query'],
                     rateLimitPerMinute: 120,
                     active: true,
                     lastUsedAt: '2026-11-26T18:42:09.731Z',
