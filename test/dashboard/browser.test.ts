@@ -255,6 +255,19 @@ describe.skipIf(skip)('dashboard in a real browser', () => {
       .toBe(2);
     await shot('webhook-deliveries');
 
+    // the DANFSe preview draws the latest note with a template
+    await page.goto(`${t.baseUrl}/dashboard/#/projects/${projectId}/logo`);
+    await page.selectOption('#preview-danfse [name=template]', 'paisagem_logo');
+    await page.click('#preview-danfse button[type=submit]');
+    const previewLink = page.locator('#danfse-preview a[download="danfse-paisagem_logo.pdf"]');
+    await previewLink.waitFor();
+    const [preview] = await Promise.all([page.waitForEvent('download'), previewLink.click()]);
+    expect(
+      readFileSync((await preview.path())!)
+        .subarray(0, 5)
+        .toString('latin1'),
+    ).toBe('%PDF-');
+
     // a batch sent from the dashboard, followed with its items
     await page.goto(`${t.baseUrl}/dashboard/#/projects/${projectId}/batches`);
     await page.fill('#issue-batch [name=items]', JSON.stringify([invoiceBody({ referencia: 'lote-1' })]));

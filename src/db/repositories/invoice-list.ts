@@ -53,3 +53,21 @@ export async function listProjectInvoices(
     .orderBy(desc(invoices.createdAt), desc(invoices.id))
     .limit(filter.limit);
 }
+
+/** The project's latest note with its NFS-e XML (issued or cancelled): what a DANFSe preview renders. */
+export async function latestNoteWithXml(db: DbOrTx, orgId: string, projectId: string) {
+  const [row] = await db
+    .select({ id: invoices.id, nfseXml: invoices.nfseXml })
+    .from(invoices)
+    .where(
+      and(
+        eq(invoices.orgId, orgId),
+        eq(invoices.projectId, projectId),
+        sql`${invoices.nfseXml} is not null`,
+        sql`${invoices.status} in ('issued', 'cancelled')`,
+      ),
+    )
+    .orderBy(desc(invoices.createdAt), desc(invoices.id))
+    .limit(1);
+  return row?.nfseXml ? { id: row.id, nfseXml: row.nfseXml } : null;
+}

@@ -1,4 +1,4 @@
-import { call, clearProblem, showProblem } from '../api.ts';
+import { ApiProblem, call, clearProblem, showProblem } from '../api.ts';
 import { formatDate, formJson, h } from '../dom.ts';
 import { getLocale, t } from '../i18n.ts';
 import { batchesTab } from './batches.ts';
@@ -191,10 +191,47 @@ function logoTab(project: Record<string, unknown> & { id: string }): HTMLElement
     }
   });
   const logoUrl = typeof project.logoUrl === 'string' ? project.logoUrl : null;
+  const frame = h('div', { id: 'danfse-preview' });
+  const preview = h(
+    'form',
+    { class: 'card', id: 'preview-danfse' },
+    h('h2', {}, t('logo.preview')),
+    h('p', { class: 'muted' }, t('logo.previewHint')),
+    h(
+      'label',
+      {},
+      t('logo.templateLabel'),
+      h(
+        'select',
+        { name: 'template' },
+        ['padrao', 'retrato_logo', 'paisagem_logo'].map((v) => h('option', { value: v, selected: project.danfeTemplate === v }, v)),
+      ),
+    ),
+    h('div', { class: 'form-alert' }),
+    h('button', { type: 'submit' }, t('logo.previewSubmit')),
+    frame,
+  );
+  preview.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const template = (preview.elements.namedItem('template') as HTMLSelectElement).value;
+    const res = await fetch(`/dashboard/api/projects/${project.id}/danfse-preview?template=${template}`);
+    if (!res.ok) {
+      const json = await res.json().catch(() => null);
+      showProblem(preview, new ApiProblem(res.status, json?.code ?? 'ERROR', json?.detail ?? res.statusText, json?.errors ?? []));
+      return;
+    }
+    clearProblem(preview);
+    const url = URL.createObjectURL(await res.blob());
+    frame.replaceChildren(
+      h('iframe', { class: 'preview', src: url, title: t('logo.preview') }),
+      h('a', { href: url, download: `danfse-${template}.pdf` }, t('logo.download')),
+    );
+  });
   return h(
     'div',
     {},
     logoUrl ? h('div', { class: 'card' }, h('img', { src: logoUrl, alt: 'logo', class: 'logo' })) : null,
     form,
+    preview,
   );
 }

@@ -5,6 +5,7 @@ import { dashboardGetCertificateRoute } from './get-certificate.ts';
 import { dashboardGetSessionRoute } from './get-session.ts';
 import { dashboardListInvoicesRoute } from './list-invoices.ts';
 import { dashboardListOrgTokensRoute } from './list-org-tokens.ts';
+import { dashboardPreviewDanfseRoute } from './preview-danfse.ts';
 import { dashboardRevokeOrgTokenRoute } from './revoke-org-token.ts';
 import { dashboardServeAppRoute } from './serve-app.ts';
 import { dashboardSignInRoute } from './sign-in.ts';
@@ -17,6 +18,7 @@ export const DASHBOARD_ROUTES: RouteModule[] = [
   dashboardSignOutRoute,
   dashboardListInvoicesRoute,
   dashboardGetCertificateRoute,
+  dashboardPreviewDanfseRoute,
   dashboardListOrgTokensRoute,
   dashboardCreateOrgTokenRoute,
   dashboardRevokeOrgTokenRoute,
