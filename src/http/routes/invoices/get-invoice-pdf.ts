@@ -42,6 +42,9 @@ export const getInvoicePdfRoute: RouteModule = (app, ctx) => {
           302: Type.Null({
             description:
               "The documents are stored, or the municipality publishes the note: redirect (Location) to the document's URL",
+            headers: {
+              location: { type: 'string', format: 'uri', description: 'The URL of the document' },
+            },
           }),
           ...errorResponses(404, 409, 422, 501, 502),
         },

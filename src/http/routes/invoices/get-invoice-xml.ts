@@ -41,6 +41,9 @@ export const getInvoiceXmlRoute: RouteModule = (app, ctx) => {
           },
           302: Type.Null({
             description: 'The documents are stored: redirect (Location) to the public, immutable document URL',
+            headers: {
+              location: { type: 'string', format: 'uri', description: 'The URL of the document' },
+            },
           }),
           ...errorResponses(404, 409),
         },
