@@ -1,4 +1,5 @@
 import type { AppContext } from '../context.ts';
+import { endExpiredSessions } from '../db/repositories/dashboard-sessions.ts';
 import { runDomainVerification } from '../domains/verification.ts';
 import { runDocumentsJob } from '../documents/invoice-documents.ts';
 import { runCancelJob } from '../invoices/cancel-job.ts';
@@ -56,12 +57,14 @@ async function registerWebhookWorkers(ctx: AppContext): Promise<() => Promise<vo
 const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
 
 /**
- * Drops what has outlived its purpose: idempotency keys past their retention and rate-limit windows
- * long closed. Idempotent deletes, so several worker processes may run it.
+ * Drops what has outlived its purpose: idempotency keys past their retention, rate-limit windows long closed,
+ * and dashboard sessions past their expiry (their minted credentials revoked). Idempotent, so several worker
+ * processes may run it.
  */
 export async function runHousekeeping(ctx: AppContext): Promise<void> {
   await pruneIdempotencyKeys(ctx);
   await ctx.rateLimiter.prune();
+  await endExpiredSessions(ctx.db, ctx.now());
 }
 
 function startHousekeeping(ctx: AppContext): () => void {

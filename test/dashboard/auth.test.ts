@@ -1,6 +1,7 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { orgTokens } from '../../src/db/schema.ts';
+import { runHousekeeping } from '../../src/wiring/workers.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 
 /** Dashboard sign-in, sessions, CSRF and tenancy, over real HTTP against the real service and database. */
@@ -192,6 +193,26 @@ describe('dashboard session and CSRF', () => {
       t.service.ctx.now = realNow;
     }
     expect((await call('GET', '/dashboard/api/session', { session })).status).toBe(401);
+  });
+
+  it("revokes an expired session's credentials in the worker's housekeeping, without the member coming back", async () => {
+    await orgWithMember('gui@acme.com.br');
+    await signIn('gui@acme.com.br');
+    const tokenOf = async () =>
+      t.service.ctx.db
+        .select({ active: orgTokens.active })
+        .from(orgTokens)
+        .where(eq(orgTokens.name, 'dashboard session gui@acme.com.br'));
+    await runHousekeeping(t.service.ctx);
+    expect(await tokenOf()).toEqual([{ active: true }]); // not expired yet
+    const realNow = t.service.ctx.now;
+    t.service.ctx.now = () => new Date(Date.now() + 13 * 3600_000);
+    try {
+      await runHousekeeping(t.service.ctx);
+    } finally {
+      t.service.ctx.now = realNow;
+    }
+    expect(await tokenOf()).toEqual([{ active: false }]);
   });
 });
 

@@ -1,5 +1,5 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
-import type { DbOrTx } from '../client.ts';
+import { and, eq, isNull, lte, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../client.ts';
 import { apiKeys, dashboardSessions, orgMembers, organizations, orgTokens } from '../schema.ts';
 
 /** Dashboard sessions of members (src/db/schema.ts `dashboardSessions`). */
@@ -94,4 +94,19 @@ export async function endSession(db: DbOrTx, id: string, now: Date): Promise<boo
       .where(and(eq(apiKeys.id, keyId), eq(apiKeys.active, true)));
   }
   return true;
+}
+
+/**
+ * Ends the sessions past their expiry that nobody came back to (the worker's housekeeping), revoking their
+ * credentials: a session's token never outlives it. Returns how many were ended.
+ */
+export async function endExpiredSessions(db: Db, now: Date): Promise<number> {
+  const expired = await db
+    .select({ id: dashboardSessions.id })
+    .from(dashboardSessions)
+    .where(and(isNull(dashboardSessions.endedAt), lte(dashboardSessions.expiresAt, now)))
+    .limit(500);
+  let ended = 0;
+  for (const { id } of expired) if (await db.transaction((tx) => endSession(tx, id, now))) ended++;
+  return ended;
 }
