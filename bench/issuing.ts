@@ -3,11 +3,13 @@
  *   - issued notes/s (accept → worker → mTLS → sandbox → issued), anchored on raw RSA-2048 signatures/s
  *     measured in the same run (goal ≥ 20 %);
  *   - the same with the sandbox answering after 2 s (goal ≥ 80 % of the no-latency figure);
- *   - peak RSS of the API+worker process with 2,000 notes in flight (goal ≤ 300 MB).
+ *   - peak RSS of the API process and of the job worker process it forks on PostgreSQL (src/main.ts) with 2,000 notes
+ *     in flight (goal ≤ 300 MB).
  *
  *   npx tsx bench/issuing.ts [notes] [workerConcurrency]   (needs PostgreSQL: BENCH_DATABASE_URL or DATABASE_URL)
  */
 import { createPrivateKey, generateKeyPairSync, randomBytes, sign } from 'node:crypto';
+import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -18,6 +20,23 @@ const NOTES = Number(process.argv[2] ?? 1000);
 const CONCURRENCY = Number(process.argv[3] ?? 128);
 const PORT = 3730;
 const SANDBOX_PORT = 3731;
+
+/** Peak RSS (VmHWM, MB) of the job worker process `src/main.ts` forks on PostgreSQL, 0 when there is none. */
+function workerPeakRssMb(servicePid: number): number {
+  try {
+    const pids = execFileSync('ps', ['-o', 'pid=,args=', '--ppid', String(servicePid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter((l) => l.includes('main.'))
+      .map((l) => Number(l.trim().split(/\s+/)[0]))
+      .filter(Boolean);
+    return Math.max(
+      0,
+      ...pids.map((pid) => Number(/VmHWM:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024),
+    );
+  } catch {
+    return 0;
+  }
+}
 
 function rawRsaPerSecond(): number {
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
@@ -140,8 +159,10 @@ try {
   const slow = await round(NOTES);
   await setLatency(5000);
   const beforePeak = service.peakRssMb();
+  const beforeWorkerPeak = workerPeakRssMb(service.process.pid!);
   const inflight = await round(2000);
   const peak = service.peakRssMb();
+  const workerPeak = workerPeakRssMb(service.process.pid!);
   await setLatency(0);
   const fastRate = NOTES / fast.seconds;
   const slowRate = NOTES / slow.seconds;
@@ -158,10 +179,16 @@ try {
         `${fmt((100 * slowRate) / fastRate, 1)} %`,
       ],
       [
-        'peak RSS, 2,000 notes in flight (5 s latency)',
+        'peak RSS, 2,000 notes in flight (5 s latency): API process',
         `${fmt(peak)} MB`,
         `${fmt(beforePeak)} MB before`,
         `${fmt(2000 / inflight.seconds, 1)} notes/s`,
+      ],
+      [
+        '  … and its job worker process (forked on PostgreSQL)',
+        `${fmt(workerPeak)} MB`,
+        `${fmt(beforeWorkerPeak)} MB before`,
+        '',
       ],
     ],
   );
