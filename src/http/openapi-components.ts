@@ -5,7 +5,7 @@
  * with `documented()` of ./schemas.ts); a schema without one is named after its operation and status, so a route
  * added without documentation still yields a valid document (test/service/openapi-examples.test.ts then names it).
  * Problem responses get the description of their status and the media type the error handler sends,
- * `application/problem+json`. The input document is not modified.
+ * `application/problem+json` (a 429 also its Retry-After header). The input document is not modified.
  */
 
 type Json = Record<string, unknown>;
@@ -16,7 +16,7 @@ interface Media {
 interface Operation {
   operationId?: string;
   requestBody?: { description?: string; content?: Record<string, Media> };
-  responses?: Record<string, { description?: string; content?: Record<string, Media> }>;
+  responses?: Record<string, { description?: string; headers?: Json; content?: Record<string, Media> }>;
 }
 
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
@@ -40,6 +40,11 @@ const PROBLEM_DESCRIPTIONS: Record<string, string> = {
   '501': 'The municipal system does not support this operation',
   '502': 'The government or municipal portal returned an error (PORTAL_ERROR)',
   '503': 'Service unavailable (SERVICE_UNAVAILABLE); retry later',
+};
+
+const RETRY_AFTER = {
+  description: 'Seconds until a request may be admitted again',
+  schema: { type: 'integer', minimum: 1 },
 };
 
 const pascal = (s: string) =>
@@ -89,6 +94,8 @@ export function withNamedSchemas(document: Json): Json {
           if (PROBLEM_DESCRIPTIONS[status] && response.description === 'RFC 9457 problem details') {
             response.description = PROBLEM_DESCRIPTIONS[status];
           }
+          // the rate limiter's answer says when to come back (auth.ts)
+          if (status === '429') response.headers ??= { 'retry-after': RETRY_AFTER };
           continue;
         }
         for (const [type, media] of Object.entries(response.content ?? {})) {
