@@ -84,7 +84,9 @@ export async function download(path: string, project: string, fileName: string):
 export function showProblem(form: HTMLElement, error: unknown): void {
   clearProblem(form);
   const problem =
-    error instanceof ApiProblem ? error : new ApiProblem(0, 'ERROR', error instanceof Error ? error.message : String(error), []);
+    error instanceof ApiProblem
+      ? error
+      : new ApiProblem(0, 'ERROR', error instanceof Error ? error.message : String(error), []);
   const unplaced: FieldError[] = [];
   for (const e of problem.errors) {
     const input = form.querySelector<HTMLElement>(`[name="${CSS.escape(e.field)}"]`);
@@ -99,7 +101,15 @@ export function showProblem(form: HTMLElement, error: unknown): void {
   alert.replaceChildren(
     h('strong', {}, `${problem.code}: `),
     problem.message,
-    ...(unplaced.length ? [h('ul', {}, unplaced.map((e) => h('li', {}, `${e.field}: ${e.message}`)))] : []),
+    ...(unplaced.length
+      ? [
+          h(
+            'ul',
+            {},
+            unplaced.map((e) => h('li', {}, `${e.field}: ${e.message}`)),
+          ),
+        ]
+      : []),
   );
   alert.setAttribute('role', 'alert');
 }

@@ -37,7 +37,8 @@ export function svg(tag: string, attrs: Record<string, string | number>, ...chil
 export function formJson(form: HTMLFormElement): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const el of Array.from(form.elements)) {
-    if (!(el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement)) continue;
+    if (!(el instanceof HTMLInputElement || el instanceof HTMLSelectElement || el instanceof HTMLTextAreaElement))
+      continue;
     if (!el.name || el.type === 'file' || el.type === 'submit') continue;
     if (el instanceof HTMLInputElement && el.type === 'checkbox') {
       if (!el.checked) continue;
@@ -51,7 +52,10 @@ export function formJson(form: HTMLFormElement): Record<string, unknown> {
     const value: unknown = el.dataset.type === 'number' ? Number(raw.replace(',', '.')) : raw;
     const path = el.name.split('.');
     let node = out;
-    for (const part of path.slice(0, -1)) node = (node[part] ??= {}) as Record<string, unknown>;
+    for (const part of path.slice(0, -1)) {
+      node[part] ??= {};
+      node = node[part] as Record<string, unknown>;
+    }
     node[path.at(-1)!] = value;
   }
   return out;

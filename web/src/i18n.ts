@@ -15,7 +15,8 @@ const ptBR: Dictionary = {
   'nav.tokens': 'Tokens da organização',
   'tokens.create': 'Novo token da organização',
   'tokens.submit': 'Criar token',
-  'tokens.hint': 'Tokens svc_org_… dão acesso às rotas /org da API (projetos, chaves, certificados, configurações) conforme os escopos.',
+  'tokens.hint':
+    'Tokens svc_org_… dão acesso às rotas /org da API (projetos, chaves, certificados, configurações) conforme os escopos.',
   'tokens.thisSession': 'esta sessão do painel',
   'signIn.title': 'Entrar no painel',
   'signIn.email': 'E-mail',
@@ -191,7 +192,8 @@ const en: Dictionary = {
   'nav.tokens': 'Organization tokens',
   'tokens.create': 'New organization token',
   'tokens.submit': 'Create token',
-  'tokens.hint': 'svc_org_… tokens reach the API’s /org routes (projects, keys, certificates, settings) within their scopes.',
+  'tokens.hint':
+    'svc_org_… tokens reach the API’s /org routes (projects, keys, certificates, settings) within their scopes.',
   'tokens.thisSession': 'this dashboard session',
   'signIn.title': 'Sign in to the dashboard',
   'signIn.email': 'E-mail',

@@ -89,7 +89,9 @@ async function render(): Promise<void> {
   try {
     main.replaceChildren(await page(path));
   } catch (err) {
-    main.replaceChildren(h('div', { class: 'form-alert', role: 'alert' }, err instanceof Error ? err.message : String(err)));
+    main.replaceChildren(
+      h('div', { class: 'form-alert', role: 'alert' }, err instanceof Error ? err.message : String(err)),
+    );
   }
 }
 

@@ -13,7 +13,15 @@ interface BatchStatus {
   errors: number;
   createdAt: string;
   completedAt: string | null;
-  items: { invoiceId: string; index: number; status: string; referencia: string | null; numeroNfse?: string; errorCode?: string; errorMessage?: string }[];
+  items: {
+    invoiceId: string;
+    index: number;
+    status: string;
+    referencia: string | null;
+    numeroNfse?: string;
+    errorCode?: string;
+    errorMessage?: string;
+  }[];
 }
 
 /** Batches of the project (POST /emitir/batch): the recent ones, each with its items; a new batch from JSON. */
@@ -35,7 +43,11 @@ export async function batchesTab(projectId: string): Promise<HTMLElement> {
       'label',
       {},
       t('batches.json'),
-      h('textarea', { name: 'items', rows: 8, placeholder: '[{ "tomador": { … }, "servico": { … }, "valores": { … } }]' }),
+      h('textarea', {
+        name: 'items',
+        rows: 8,
+        placeholder: '[{ "tomador": { … }, "servico": { … }, "valores": { … } }]',
+      }),
     ),
     h('div', { class: 'form-alert' }),
     h('button', { type: 'submit' }, t('batches.submit')),
@@ -73,16 +85,24 @@ export async function batchesTab(projectId: string): Promise<HTMLElement> {
         h(
           'table',
           { class: 'list compact' },
-          h('tbody', {}, b.items.map((i) =>
-            h(
-              'tr',
-              {},
-              h('td', {}, i.index + 1),
-              h('td', {}, h('a', { href: `#/projects/${projectId}/invoices/${i.invoiceId}` }, i.referencia ?? i.invoiceId)),
-              h('td', {}, statusBadge(i.status)),
-              h('td', {}, i.numeroNfse ?? (i.errorCode ? `${i.errorCode}: ${i.errorMessage ?? ''}` : '')),
+          h(
+            'tbody',
+            {},
+            b.items.map((i) =>
+              h(
+                'tr',
+                {},
+                h('td', {}, i.index + 1),
+                h(
+                  'td',
+                  {},
+                  h('a', { href: `#/projects/${projectId}/invoices/${i.invoiceId}` }, i.referencia ?? i.invoiceId),
+                ),
+                h('td', {}, statusBadge(i.status)),
+                h('td', {}, i.numeroNfse ?? (i.errorCode ? `${i.errorCode}: ${i.errorMessage ?? ''}` : '')),
+              ),
             ),
-          )),
+          ),
         ),
       ),
     ),

@@ -26,16 +26,23 @@ function timeline(s: InvoiceStatus, locale: string): HTMLElement {
   const steps: [string, string | undefined, string][] = [[t('timeline.accepted'), s.createdAt, 'done']];
   if (s.status === 'queued' || s.status === 'processing') steps.push([t(`status.${s.status}`), undefined, 'current']);
   if (s.emittedAt) steps.push([t('timeline.issued', { number: s.numeroNfse ?? '' }), s.emittedAt, 'done']);
-  if (s.status === 'error') steps.push([`${t('status.error')}: ${s.errorCode ?? ''} ${s.errorMessage ?? ''}`, s.updatedAt, 'failed']);
+  if (s.status === 'error')
+    steps.push([`${t('status.error')}: ${s.errorCode ?? ''} ${s.errorMessage ?? ''}`, s.updatedAt, 'failed']);
   if (s.cancellation?.requestedAt) steps.push([t('timeline.cancelRequested'), s.cancellation.requestedAt, 'done']);
   if (s.cancellation?.errorCode) {
-    steps.push([`${t('timeline.cancelRefused')}: ${s.cancellation.errorCode} ${s.cancellation.errorMessage ?? ''}`, undefined, 'failed']);
+    steps.push([
+      `${t('timeline.cancelRefused')}: ${s.cancellation.errorCode} ${s.cancellation.errorMessage ?? ''}`,
+      undefined,
+      'failed',
+    ]);
   }
   if (s.cancelledAt) steps.push([t('status.cancelled'), s.cancelledAt, 'done']);
   return h(
     'ol',
     { class: 'timeline', id: 'timeline' },
-    steps.map(([label, at, kind]) => h('li', { class: kind }, h('span', {}, label), h('time', {}, at ? formatDate(at, locale) : '…'))),
+    steps.map(([label, at, kind]) =>
+      h('li', { class: kind }, h('span', {}, label), h('time', {}, at ? formatDate(at, locale) : '…')),
+    ),
   );
 }
 
@@ -57,8 +64,16 @@ export async function invoicePage(projectId: string, invoiceId: string): Promise
     };
     if (issued) {
       actions.prepend(
-        h('button', { onclick: () => act(() => download(`/v1/invoices/${invoiceId}/xml`, projectId, `nfse-${invoiceId}.xml`)) }, t('invoice.xml')),
-        h('button', { onclick: () => act(() => download(`/v1/invoices/${invoiceId}/pdf`, projectId, `nfse-${invoiceId}.pdf`)) }, t('invoice.pdf')),
+        h(
+          'button',
+          { onclick: () => act(() => download(`/v1/invoices/${invoiceId}/xml`, projectId, `nfse-${invoiceId}.xml`)) },
+          t('invoice.xml'),
+        ),
+        h(
+          'button',
+          { onclick: () => act(() => download(`/v1/invoices/${invoiceId}/pdf`, projectId, `nfse-${invoiceId}.pdf`)) },
+          t('invoice.pdf'),
+        ),
       );
     }
     if (s.status === 'issued' && !s.cancellation?.requestedAt) {
@@ -78,7 +93,13 @@ export async function invoicePage(projectId: string, invoiceId: string): Promise
       actions.append(cancel);
     }
     root.replaceChildren(
-      h('p', { class: 'crumbs' }, h('a', { href: `#/projects/${projectId}/invoices` }, t('tab.invoices')), ' / ', invoiceId),
+      h(
+        'p',
+        { class: 'crumbs' },
+        h('a', { href: `#/projects/${projectId}/invoices` }, t('tab.invoices')),
+        ' / ',
+        invoiceId,
+      ),
       h('h1', {}, t('invoice.title'), ' ', statusBadge(s.status)),
       h(
         'dl',
@@ -94,12 +115,24 @@ export async function invoicePage(projectId: string, invoiceId: string): Promise
       ),
       h('div', { class: 'card' }, h('h2', {}, t('invoice.timeline')), timeline(s, locale)),
       ...(s.errors?.length
-        ? [h('div', { class: 'card' }, h('ul', {}, s.errors.map((e) => h('li', {}, `${e.Codigo}: ${e.Descricao}`))))]
+        ? [
+            h(
+              'div',
+              { class: 'card' },
+              h(
+                'ul',
+                {},
+                s.errors.map((e) => h('li', {}, `${e.Codigo}: ${e.Descricao}`)),
+              ),
+            ),
+          ]
         : []),
       actions,
     );
     const waiting =
-      s.status === 'queued' || s.status === 'processing' || (s.cancellation?.requestedAt && s.status === 'issued' && !s.cancellation.errorCode);
+      s.status === 'queued' ||
+      s.status === 'processing' ||
+      (s.cancellation?.requestedAt && s.status === 'issued' && !s.cancellation.errorCode);
     clearTimeout(timer);
     if (waiting) timer = setTimeout(() => void render().catch(() => undefined), 1500);
   };

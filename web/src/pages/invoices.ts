@@ -82,9 +82,13 @@ export async function invoicesTab(projectId: string): Promise<HTMLElement> {
             h(
               'tr',
               {},
-              [t('createdAt'), t('invoices.status'), t('invoices.number'), t('invoices.taker'), t('invoices.total')].map((c) =>
-                h('th', {}, c),
-              ),
+              [
+                t('createdAt'),
+                t('invoices.status'),
+                t('invoices.number'),
+                t('invoices.taker'),
+                t('invoices.total'),
+              ].map((c) => h('th', {}, c)),
             ),
           ),
           h(
@@ -94,7 +98,11 @@ export async function invoicesTab(projectId: string): Promise<HTMLElement> {
               h(
                 'tr',
                 {},
-                h('td', {}, h('a', { href: `#/projects/${projectId}/invoices/${i.id}` }, formatDate(i.createdAt, locale))),
+                h(
+                  'td',
+                  {},
+                  h('a', { href: `#/projects/${projectId}/invoices/${i.id}` }, formatDate(i.createdAt, locale)),
+                ),
                 h('td', {}, statusBadge(i.status)),
                 h('td', {}, i.numeroNfse ?? '—'),
                 h('td', {}, `${i.takerName ?? '—'} ${i.takerDocument ? `(${i.takerDocument})` : ''}`),
@@ -127,12 +135,21 @@ export function issueTab(project: Record<string, unknown> & { id: string }): HTM
     'form',
     { class: 'card', id: 'issue-invoice' },
     h('h2', {}, t('issue.taker')),
-    h('div', { class: 'grid' }, TAKER_FIELDS.map((name) => input(name))),
+    h(
+      'div',
+      { class: 'grid' },
+      TAKER_FIELDS.map((name) => input(name)),
+    ),
     h('h2', {}, t('issue.service')),
     h(
       'div',
       { class: 'grid' },
-      h('label', { class: 'wide' }, t('field.servico.descricao'), h('textarea', { name: 'servico.descricao', rows: 2 })),
+      h(
+        'label',
+        { class: 'wide' },
+        t('field.servico.descricao'),
+        h('textarea', { name: 'servico.descricao', rows: 2 }),
+      ),
       input('servico.codigo', { value: String(project.codigoTributacao ?? '') }),
       input('valores.total', { 'data-type': 'number', inputmode: 'decimal' }),
       input('valores.aliquotaIss', { 'data-type': 'number', inputmode: 'decimal' }),

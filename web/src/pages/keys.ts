@@ -92,7 +92,13 @@ export async function keysTab(projectId: string): Promise<HTMLElement> {
       h(
         'thead',
         {},
-        h('tr', {}, [t('keys.name'), t('keys.prefix'), t('keys.scopes'), t('createdAt'), t('keys.lastUsed'), ''].map((c) => h('th', {}, c))),
+        h(
+          'tr',
+          {},
+          [t('keys.name'), t('keys.prefix'), t('keys.scopes'), t('createdAt'), t('keys.lastUsed'), ''].map((c) =>
+            h('th', {}, c),
+          ),
+        ),
       ),
       h('tbody', {}, rows),
     ),

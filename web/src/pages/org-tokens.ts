@@ -13,7 +13,14 @@ interface OrgToken {
   thisSession: boolean;
 }
 
-const SCOPES = ['projects:read', 'projects:write', 'api_keys:manage', 'settings:read', 'settings:write', 'certificates:write'];
+const SCOPES = [
+  'projects:read',
+  'projects:write',
+  'api_keys:manage',
+  'settings:read',
+  'settings:write',
+  'certificates:write',
+];
 
 /** Organization tokens (svc_org_…) with their scopes (spec 5.4): created once and shown once, revoked. */
 export async function orgTokensPage(): Promise<HTMLElement> {
@@ -64,7 +71,13 @@ export async function orgTokensPage(): Promise<HTMLElement> {
       h(
         'thead',
         {},
-        h('tr', {}, [t('keys.name'), t('keys.prefix'), t('keys.scopes'), t('createdAt'), t('keys.lastUsed'), ''].map((c) => h('th', {}, c))),
+        h(
+          'tr',
+          {},
+          [t('keys.name'), t('keys.prefix'), t('keys.scopes'), t('createdAt'), t('keys.lastUsed'), ''].map((c) =>
+            h('th', {}, c),
+          ),
+        ),
       ),
       h(
         'tbody',

@@ -2,7 +2,13 @@ import { h } from '../dom.ts';
 import { t } from '../i18n.ts';
 
 /** The project fields the dashboard edits, named as the API names them (errors land under their input). */
-type Field = { name: string; kind?: 'number' | 'select'; options?: [string, string][]; required?: boolean; hint?: string };
+type Field = {
+  name: string;
+  kind?: 'number' | 'select';
+  options?: [string, string][];
+  required?: boolean;
+  hint?: string;
+};
 
 const FIELDS: Field[] = [
   { name: 'name', required: true },
@@ -47,7 +53,8 @@ const FIELDS: Field[] = [
 
 function valueAt(values: Record<string, unknown>, path: string): string {
   let node: unknown = values;
-  for (const part of path.split('.')) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
+  for (const part of path.split('.'))
+    node = node && typeof node === 'object' ? (node as Record<string, unknown>)[part] : undefined;
   return node === null || node === undefined ? '' : String(node);
 }
 

@@ -8,7 +8,18 @@ import { projectFields } from './project-form.ts';
 import { usageTab } from './usage.ts';
 import { webhooksTab } from './webhooks.ts';
 
-const TABS = ['invoices', 'issue', 'batches', 'settings', 'certificate', 'keys', 'numbering', 'logo', 'webhooks', 'usage'] as const;
+const TABS = [
+  'invoices',
+  'issue',
+  'batches',
+  'settings',
+  'certificate',
+  'keys',
+  'numbering',
+  'logo',
+  'webhooks',
+  'usage',
+] as const;
 
 export async function projectPage(projectId: string, tab: string): Promise<HTMLElement> {
   const project = await call<Record<string, unknown> & { id: string; name: string }>(
@@ -113,7 +124,12 @@ async function certificateTab(projectId: string): Promise<HTMLElement> {
     'form',
     { class: 'card', id: 'upload-certificate' },
     h('h2', {}, t('certificate.upload')),
-    h('label', {}, t('certificate.fileLabel'), h('input', { type: 'file', name: 'file', accept: '.pfx,.p12', required: true })),
+    h(
+      'label',
+      {},
+      t('certificate.fileLabel'),
+      h('input', { type: 'file', name: 'file', accept: '.pfx,.p12', required: true }),
+    ),
     h('label', {}, t('certificate.password'), h('input', { type: 'password', name: 'password', autocomplete: 'off' })),
     h('div', { class: 'form-alert' }),
     h('button', { type: 'submit' }, t('certificate.submit')),
@@ -173,7 +189,12 @@ function logoTab(project: Record<string, unknown> & { id: string }): HTMLElement
     'form',
     { class: 'card', id: 'logo' },
     h('p', {}, t('logo.template', { template: String(project.danfeTemplate ?? 'padrao') })),
-    h('label', {}, t('logo.file'), h('input', { type: 'file', name: 'file', accept: 'image/png,image/jpeg,image/webp' })),
+    h(
+      'label',
+      {},
+      t('logo.file'),
+      h('input', { type: 'file', name: 'file', accept: 'image/png,image/jpeg,image/webp' }),
+    ),
     h('div', { class: 'form-alert' }),
     h('button', { type: 'submit' }, t('logo.upload')),
   );
@@ -204,7 +225,9 @@ function logoTab(project: Record<string, unknown> & { id: string }): HTMLElement
       h(
         'select',
         { name: 'template' },
-        ['padrao', 'retrato_logo', 'paisagem_logo'].map((v) => h('option', { value: v, selected: project.danfeTemplate === v }, v)),
+        ['padrao', 'retrato_logo', 'paisagem_logo'].map((v) =>
+          h('option', { value: v, selected: project.danfeTemplate === v }, v),
+        ),
       ),
     ),
     h('div', { class: 'form-alert' }),
@@ -217,7 +240,10 @@ function logoTab(project: Record<string, unknown> & { id: string }): HTMLElement
     const res = await fetch(`/dashboard/api/projects/${project.id}/danfse-preview?template=${template}`);
     if (!res.ok) {
       const json = await res.json().catch(() => null);
-      showProblem(preview, new ApiProblem(res.status, json?.code ?? 'ERROR', json?.detail ?? res.statusText, json?.errors ?? []));
+      showProblem(
+        preview,
+        new ApiProblem(res.status, json?.code ?? 'ERROR', json?.detail ?? res.statusText, json?.errors ?? []),
+      );
       return;
     }
     clearProblem(preview);

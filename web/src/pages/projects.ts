@@ -40,7 +40,15 @@ export async function projectsPage(): Promise<HTMLElement> {
       : h(
           'table',
           { class: 'list' },
-          h('thead', {}, h('tr', {}, [t('field.name'), t('field.cnpj'), t('field.codigoMunicipio'), ''].map((c) => h('th', {}, c)))),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              [t('field.name'), t('field.cnpj'), t('field.codigoMunicipio'), ''].map((c) => h('th', {}, c)),
+            ),
+          ),
           h(
             'tbody',
             {},

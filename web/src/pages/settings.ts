@@ -27,13 +27,26 @@ export async function settingsPage(): Promise<HTMLElement> {
     { class: 'card', id: 'white-label' },
     h('h2', {}, t('domain.title')),
     h('p', { class: 'muted' }, t('domain.hint')),
-    h('label', {}, t('domain.url'), h('input', { name: 'storageBaseUrl', value: s.storageBaseUrl ?? '', placeholder: 'https://notas.example.com.br' })),
+    h(
+      'label',
+      {},
+      t('domain.url'),
+      h('input', {
+        name: 'storageBaseUrl',
+        value: s.storageBaseUrl ?? '',
+        placeholder: 'https://notas.example.com.br',
+      }),
+    ),
     domain
       ? h(
           'div',
           { class: 'dns' },
           h('p', {}, t('domain.cname')),
-          h('pre', {}, `${new URL(domain.storageBaseUrl ?? s.storageBaseUrl ?? 'https://x').host}.  CNAME  ${domain.cnameTarget}.`),
+          h(
+            'pre',
+            {},
+            `${new URL(domain.storageBaseUrl ?? s.storageBaseUrl ?? 'https://x').host}.  CNAME  ${domain.cnameTarget}.`,
+          ),
           h(
             'p',
             {},
@@ -68,7 +81,11 @@ export async function settingsPage(): Promise<HTMLElement> {
       h('dt', {}, t('settings.plan')),
       h('dd', {}, s.subscription.planName),
       h('dt', {}, t('settings.credits')),
-      h('dd', {}, `${s.subscription.creditsUsed} / ${s.subscription.creditsLimit} (${t('settings.daysLeft', { days: s.subscription.daysLeft })})`),
+      h(
+        'dd',
+        {},
+        `${s.subscription.creditsUsed} / ${s.subscription.creditsLimit} (${t('settings.daysLeft', { days: s.subscription.daysLeft })})`,
+      ),
     ),
     form,
   );

@@ -7,7 +7,12 @@ export function signInPage(onSignedIn: (session: Session) => void): HTMLElement 
     'form',
     { class: 'card narrow', id: 'sign-in' },
     h('h1', {}, t('signIn.title')),
-    h('label', {}, t('signIn.email'), h('input', { name: 'email', type: 'email', autocomplete: 'username', required: true })),
+    h(
+      'label',
+      {},
+      t('signIn.email'),
+      h('input', { name: 'email', type: 'email', autocomplete: 'username', required: true }),
+    ),
     h(
       'label',
       {},

@@ -15,7 +15,11 @@ function barChart(id: string, bars: [string, number][], color: string): SVGEleme
     const x = i * step + step * 0.15;
     chart.append(
       svg('rect', { x, y: height - barHeight, width: step * 0.7, height: barHeight, fill: color }),
-      svg('text', { x: x + step * 0.35, y: height - barHeight - 4, 'text-anchor': 'middle', 'font-size': 12 }, String(value)),
+      svg(
+        'text',
+        { x: x + step * 0.35, y: height - barHeight - 4, 'text-anchor': 'middle', 'font-size': 12 },
+        String(value),
+      ),
       svg('text', { x: x + step * 0.35, y: height + 16, 'text-anchor': 'middle', 'font-size': 11 }, label),
     );
   });
@@ -40,7 +44,9 @@ export async function usageTab(projectId: string): Promise<HTMLElement> {
       'div',
       { class: 'card' },
       h('h2', {}, t('usage.errors')),
-      errors.size === 0 ? h('p', { class: 'muted' }, t('usage.noErrors')) : barChart('chart-errors', [...errors], '#c53030'),
+      errors.size === 0
+        ? h('p', { class: 'muted' }, t('usage.noErrors'))
+        : barChart('chart-errors', [...errors], '#c53030'),
     ),
     h('p', { class: 'muted' }, t('usage.basis', { n: items.length })),
   );

@@ -19,7 +19,14 @@ interface Delivery {
   lastStatusCode: number | null;
   lastError: string | null;
   createdAt: string;
-  attempts: { attemptNumber: number; attemptedAt: string; success: boolean; statusCode: number | null; durationMs: number; error: string | null }[];
+  attempts: {
+    attemptNumber: number;
+    attemptedAt: string;
+    success: boolean;
+    statusCode: number | null;
+    durationMs: number;
+    error: string | null;
+  }[];
 }
 
 const EVENTS = ['nfse.issued', 'nfse.error', 'nfse.cancelled', 'nfse.documents_ready', 'batch.completed'];
@@ -39,7 +46,9 @@ export async function webhooksTab(projectId: string): Promise<HTMLElement> {
       'fieldset',
       {},
       h('legend', {}, t('webhooks.events')),
-      EVENTS.map((e) => h('label', { class: 'inline' }, h('input', { type: 'checkbox', name: 'events', value: e, checked: true }), e)),
+      EVENTS.map((e) =>
+        h('label', { class: 'inline' }, h('input', { type: 'checkbox', name: 'events', value: e, checked: true }), e),
+      ),
     ),
     h('div', { class: 'form-alert' }),
     h('button', { type: 'submit' }, t('webhooks.submit')),
@@ -53,7 +62,12 @@ export async function webhooksTab(projectId: string): Promise<HTMLElement> {
       showProblem(form, err);
     }
   });
-  const deliveriesBox = h('div', { class: 'card', id: 'deliveries' }, h('h2', {}, t('webhooks.deliveries')), h('div', { class: 'form-alert' }));
+  const deliveriesBox = h(
+    'div',
+    { class: 'card', id: 'deliveries' },
+    h('h2', {}, t('webhooks.deliveries')),
+    h('div', { class: 'form-alert' }),
+  );
   if (deliveries.data.length === 0) deliveriesBox.append(h('p', { class: 'muted' }, t('webhooks.noDeliveries')));
   for (const d of deliveries.data) {
     const retry =
@@ -88,7 +102,15 @@ export async function webhooksTab(projectId: string): Promise<HTMLElement> {
         h(
           'table',
           { class: 'list compact' },
-          h('thead', {}, h('tr', {}, ['#', t('webhooks.at'), 'HTTP', 'ms', t('webhooks.error')].map((c) => h('th', {}, c)))),
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['#', t('webhooks.at'), 'HTTP', 'ms', t('webhooks.error')].map((c) => h('th', {}, c)),
+            ),
+          ),
           h(
             'tbody',
             {},
@@ -115,7 +137,15 @@ export async function webhooksTab(projectId: string): Promise<HTMLElement> {
     h(
       'table',
       { class: 'list', id: 'endpoints' },
-      h('thead', {}, h('tr', {}, ['URL', t('webhooks.events'), t('webhooks.active')].map((c) => h('th', {}, c)))),
+      h(
+        'thead',
+        {},
+        h(
+          'tr',
+          {},
+          ['URL', t('webhooks.events'), t('webhooks.active')].map((c) => h('th', {}, c)),
+        ),
+      ),
       h(
         'tbody',
         {},
