@@ -100,6 +100,16 @@ describe('the examples of the OpenAPI document', () => {
     const { id: _id, createdAt: _exampleCreated, ...exampleFields } = projectExample;
     expect(projectFields).toEqual(exampleFields);
 
+    // the shared Problem example is the refusal of a CNPJ with wrong check digits
+    const problemExample = (doc as unknown as { components: { schemas: { Problem: { examples: Json[] } } } }).components
+      .schemas.Problem.examples[0]!;
+    const refused = await t.request('POST', '/org/projects', {
+      key: orgToken,
+      body: { ...requestExample('post', '/org/projects'), cnpj: '11.222.333/0001-80' },
+    });
+    expect(refused.status, refused.text).toBe(400);
+    expect(refused.body).toEqual({ ...problemExample, requestId: refused.body.requestId });
+
     const updateRes = await t.request('PATCH', `/org/projects/${projectId}`, {
       key: orgToken,
       body: requestExample('patch', '/org/projects/{id}'),
