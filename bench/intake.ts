@@ -9,6 +9,7 @@
  * process (from /proc); peak RSS of the service process.
  *
  *   npx tsx bench/intake.ts [seconds=8] [connections=32] [settings=pglite,postgres]
+ * (setting `postgres-single`: PostgreSQL with API and workers in one process, NFSE_SINGLE_PROCESS=1, for comparison)
  * PostgreSQL: BENCH_DATABASE_URL / DATABASE_URL / 127.0.0.1:5432 test (a fresh database is created and dropped).
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
@@ -107,7 +108,7 @@ async function measure(setting: string): Promise<Figures> {
   const parent = mkdtempSync(join(tmpdir(), 'nfse-bench-intake-'));
   const port = await freePort();
   const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;
-  const db = setting === 'postgres' ? await createDatabase() : null;
+  const db = setting.startsWith('postgres') ? await createDatabase() : null;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: join(parent, 'data'),
@@ -120,6 +121,8 @@ async function measure(setting: string): Promise<Figures> {
   if (db) {
     env.DATABASE_URL = db.url;
     env.NFSE_GOVERNMENT = 'sandbox'; // with PostgreSQL the default is the official services
+    // postgres-single: API and workers in one process (NFSE_SINGLE_PROCESS=1), the layout before the worker process
+    if (setting === 'postgres-single') env.NFSE_SINGLE_PROCESS = '1';
   }
   const t0 = performance.now();
   // BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", refused in NODE_OPTIONS): the command npm start
