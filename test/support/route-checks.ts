@@ -187,9 +187,15 @@ export async function apiOperations(t: TestService): Promise<{ doc: Record<strin
   const res = await t.request('GET', '/openapi.json');
   if (res.status !== 200) throw new Error(`openapi.json: ${res.status}`);
   const ops: ApiOperation[] = [];
+  // a body is a named component of the document (`$ref`): the operation carries the schema itself
+  const components = (res.body.components?.schemas ?? {}) as Record<string, Record<string, unknown>>;
   for (const [path, item] of Object.entries(res.body.paths as Record<string, Record<string, OpenApiOperation>>)) {
     for (const [method, operation] of Object.entries(item)) {
       if (['get', 'post', 'put', 'patch', 'delete'].includes(method)) {
+        for (const media of Object.values(operation.requestBody?.content ?? {})) {
+          const ref = media.schema?.$ref;
+          if (typeof ref === 'string') media.schema = components[ref.replace('#/components/schemas/', '')];
+        }
         ops.push({ method: method.toUpperCase(), path, operation });
       }
     }
