@@ -22,8 +22,18 @@ export interface Child {
   rssMb(): number;
 }
 
-export function startChild(script: string, args: string[], env: Record<string, string>): Child {
-  const child = spawn(process.execPath, ['--import', 'tsx', script, ...args], {
+/**
+ * Starts a script in a child process: through tsx, or with `compiled` the built entry as `npm start` runs it
+ * (`node scripts/run.mjs src/<entry>.ts`: dist/, rebuilt first if older than the sources).
+ */
+export function startChild(
+  script: string,
+  args: string[],
+  env: Record<string, string>,
+  options: { compiled?: boolean } = {},
+): Child {
+  const argv = options.compiled ? ['scripts/run.mjs', script, ...args] : ['--import', 'tsx', script, ...args];
+  const child = spawn(process.execPath, argv, {
     cwd: ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
