@@ -12,6 +12,7 @@ import { type AjvError, fieldErrors } from './field-errors.ts';
 import { assertStorableText } from './input-text.ts';
 import type { App } from './route.ts';
 import { openapiWebhooks } from './openapi-webhooks.ts';
+import { withNamedSchemas } from './openapi-components.ts';
 import { registerRoutes } from './routes/index.ts';
 import { Problem } from './schemas.ts';
 
@@ -158,7 +159,14 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, i) => String(json.$id ?? `def-${i}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list', deepLinking: true } });
+  await app.register(swaggerUi, {
+    routePrefix: '/docs',
+    uiConfig: { docExpansion: 'list', deepLinking: true },
+    // the docs page shows the same document as /api/v1/openapi.json: named component schemas, not inline copies
+    transformSpecification: (specification) =>
+      withNamedSchemas(specification as Record<string, unknown>) as typeof specification,
+    transformSpecificationClone: true,
+  });
 
   app.setErrorHandler(
     (error: FastifyError & { validation?: AjvError[]; validationContext?: string }, request, reply) => {

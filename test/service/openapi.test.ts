@@ -53,6 +53,15 @@ describe('the OpenAPI document', () => {
     expect(new Set(ids).size).toBe(ids.length);
     expect(served.paths['/api/v1/org/projects']?.post?.operationId).toBe('createProject');
   });
+
+  it('is also what the /docs page shows (named component schemas, not inline copies)', async () => {
+    const res = await fetch(`${t.baseUrl}/docs/json`);
+    expect(res.status).toBe(200);
+    const shown = (await res.json()) as { components?: { schemas?: Record<string, unknown> }; paths: unknown };
+    const servedSchemas = (served.components as { schemas: Record<string, unknown> }).schemas;
+    expect(Object.keys(shown.components?.schemas ?? {}).sort()).toEqual(Object.keys(servedSchemas).sort());
+    expect(shown.paths).toEqual(served.paths);
+  });
 });
 
 type Json = Record<string, unknown>;
