@@ -1,8 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForInvoiceState } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
+import {
+  emissionXml,
+  expectCancellationNotOffered,
+  issueAndSettle,
+  sandboxExchanges,
+} from '../support/issuing-flow.ts';
 import { invoiceBody, onboardProject } from '../support/onboarding.ts';
 
 /**
@@ -33,34 +36,17 @@ afterAll(async () => {
 describe('issuing through NFSeBrasil (ABRASF 1.00 own schema, asynchronous lotes), as a user', () => {
   it('issues (pending → polled → issued), serves the note, and is told the cancellation is not offered', async () => {
     const p = await onboardProject(t, { project: { ...CITY, cscToken: '09e59b2c979ebf8d009a48c2043eee94' } });
-    const res = await t.request('POST', '/emitir', {
-      key: p.apiKey,
-      body: invoiceBody({ referencia: 'nfsebrasil-1' }),
-    });
-    expect(res.status, res.text).toBe(202);
-    const status = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) =>
-      ['issued', 'rejected', 'failed'].includes(s),
-    );
+    const { invoiceId, status } = await issueAndSettle(t, p.apiKey, invoiceBody({ referencia: 'nfsebrasil-1' }));
     expect(status.status, JSON.stringify(status)).toBe('issued');
     expect(status.numeroNfse).toMatch(/^\d+$/);
 
-    const xml = await t.request('GET', `/invoices/${res.body.invoiceId}/xml?type=emission`, { key: p.apiKey });
-    const text = xml.status === 302 ? await (await fetch(xml.headers.get('location')!)).text() : xml.text;
+    const text = await emissionXml(t, p.apiKey, invoiceId);
     expect(text).toContain('<CompNfse');
     expect(text).toContain(`<Numero>${status.numeroNfse}</Numero>`);
 
-    const cancel = await t.request('POST', '/cancelar', { key: p.apiKey, body: { invoiceId: res.body.invoiceId } });
-    const deadline = Date.now() + 15_000;
-    let after = cancel.body;
-    while (cancel.status === 202 && Date.now() < deadline) {
-      after = (await t.request('GET', `/invoices/${res.body.invoiceId}/status`, { key: p.apiKey })).body;
-      if (after.cancellation?.status !== 'requested' && after.status !== 'cancelling') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(JSON.stringify({ status: cancel.status, after })).toContain('CANCEL_NOT_SUPPORTED');
+    await expectCancellationNotOffered(t, p.apiKey, invoiceId);
 
-    await t.service.sandbox?.flushExchanges();
-    const exchanges = readFileSync(join(t.dataDir, 'sandbox', 'abrasf-v1-nfsebrasil', 'exchanges.jsonl'), 'utf8');
+    const exchanges = await sandboxExchanges(t, 'abrasf-v1-nfsebrasil');
     for (const operation of ['importarLoteRPS', 'consultarLoteRPS']) expect(exchanges).toContain(operation);
     expect(exchanges).toContain('hashValidador');
   });

@@ -1,8 +1,11 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForInvoiceState } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
+import {
+  emissionXml,
+  expectCancellationNotOffered,
+  issueAndSettle,
+  sandboxExchanges,
+} from '../support/issuing-flow.ts';
 import { invoiceBody, type OnboardedProject, onboardProject } from '../support/onboarding.ts';
 
 /**
@@ -43,33 +46,18 @@ afterAll(async () => {
 
 describe('issuing through ISSSalvador (ABRASF 1.00, asynchronous lotes), as a user in Salvador', () => {
   it('issues (pending → polled → issued), finds the note, and is told the cancellation is not offered', async () => {
-    const res = await t.request('POST', '/emitir', { key: p.apiKey, body: invoiceBody({ referencia: 'salvador-1' }) });
-    expect(res.status, res.text).toBe(202);
-    const status = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) =>
-      ['issued', 'rejected', 'failed'].includes(s),
-    );
+    const { invoiceId, status } = await issueAndSettle(t, p.apiKey, invoiceBody({ referencia: 'salvador-1' }));
     expect(status.status, JSON.stringify(status)).toBe('issued');
     expect(status.numeroNfse).toMatch(/^\d+$/);
 
-    const xml = await t.request('GET', `/invoices/${res.body.invoiceId}/xml?type=emission`, { key: p.apiKey });
-    const text = xml.status === 302 ? await (await fetch(xml.headers.get('location')!)).text() : xml.text;
+    const text = await emissionXml(t, p.apiKey, invoiceId);
     expect(text).toContain('<CompNfse');
     expect(text).toContain(`<Numero>${status.numeroNfse}</Numero>`);
     expect(text).toContain('<NBS>115021000</NBS>');
 
-    const cancel = await t.request('POST', '/cancelar', { key: p.apiKey, body: { invoiceId: res.body.invoiceId } });
-    const deadline = Date.now() + 15_000;
-    let after = cancel.body;
-    while (cancel.status === 202 && Date.now() < deadline) {
-      after = (await t.request('GET', `/invoices/${res.body.invoiceId}/status`, { key: p.apiKey })).body;
-      if (after.cancellation?.status !== 'requested' && after.status !== 'cancelling') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(JSON.stringify({ status: cancel.status, after })).toContain('CANCEL_NOT_SUPPORTED');
-    expect(after.status === 'issued' || cancel.status >= 400).toBe(true);
+    await expectCancellationNotOffered(t, p.apiKey, invoiceId);
 
-    await t.service.sandbox?.flushExchanges();
-    const exchanges = readFileSync(join(t.dataDir, 'sandbox', 'abrasf-v1-isssalvador', 'exchanges.jsonl'), 'utf8');
+    const exchanges = await sandboxExchanges(t, 'abrasf-v1-isssalvador');
     for (const operation of ['EnviarLoteRPS', 'ConsultarSituacaoLoteRPS', 'ConsultarLoteRPS']) {
       expect(exchanges).toContain(operation);
     }

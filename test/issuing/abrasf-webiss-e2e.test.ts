@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForInvoiceState } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
+import { emissionXml, issueAndSettle, sandboxExchanges, waitForInvoiceStatus } from '../support/issuing-flow.ts';
 import { invoiceBody, type OnboardedProject, onboardProject } from '../support/onboarding.ts';
 
 /**
@@ -29,37 +27,31 @@ afterAll(async () => {
 
 describe('issuing through WebISS (ABRASF 2.02) in Aracaju, as a user', () => {
   it('issues, queries and cancels a note', async () => {
-    const res = await t.request('POST', '/emitir', { key: p.apiKey, body: invoiceBody({ referencia: 'webiss-1' }) });
-    expect(res.status, res.text).toBe(202);
-    const status = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) =>
-      ['issued', 'rejected', 'failed'].includes(s),
-    );
+    const { invoiceId, status } = await issueAndSettle(t, p.apiKey, invoiceBody({ referencia: 'webiss-1' }));
     expect(status.status, JSON.stringify(status)).toBe('issued');
     expect(status.numeroNfse).toMatch(/^\d+$/);
 
-    const xml = await t.request('GET', `/invoices/${res.body.invoiceId}/xml?type=emission`, { key: p.apiKey });
-    const text = xml.status === 302 ? await (await fetch(xml.headers.get('location')!)).text() : xml.text;
+    const text = await emissionXml(t, p.apiKey, invoiceId);
     expect(text).toContain('<CompNfse');
     expect(text).toContain(`<Numero>${status.numeroNfse}</Numero>`);
     expect(text).toMatch(/<CodigoVerificacao>[^<]+<\/CodigoVerificacao>/);
 
     const cancel = await t.request('POST', '/cancelar', {
       key: p.apiKey,
-      body: { invoiceId: res.body.invoiceId, motivo: 'Serviço não prestado ao tomador' },
+      body: { invoiceId, motivo: 'Serviço não prestado ao tomador' },
     });
     expect(cancel.status, cancel.text).toBeLessThan(300);
-    const cancelled = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) => s === 'cancelled');
+    const cancelled = await waitForInvoiceStatus(t, p.apiKey, invoiceId, (s) => s === 'cancelled');
     expect(cancelled.status, JSON.stringify(cancelled)).toBe('cancelled');
 
     // WebISS publishes a consultation page per note (homologation here): GET /pdf redirects there (spec 4.4)
-    const pdf = await t.request('GET', `/invoices/${res.body.invoiceId}/pdf`, { key: p.apiKey });
+    const pdf = await t.request('GET', `/invoices/${invoiceId}/pdf`, { key: p.apiKey });
     expect(pdf.status, pdf.text).toBe(302);
     expect(pdf.headers.get('location')).toBe(
       `https://homologacao.webiss.com.br/externo/nfse/visualizar/${p.cnpj}/${encodeURIComponent(status.codigoVerificacao)}/${status.numeroNfse}`,
     );
 
-    await t.service.sandbox?.flushExchanges();
-    const exchanges = readFileSync(join(t.dataDir, 'sandbox', 'abrasf-v2-webiss', 'exchanges.jsonl'), 'utf8');
+    const exchanges = await sandboxExchanges(t, 'abrasf-v2-webiss');
     expect(exchanges).toContain('GerarNfse');
     expect(exchanges).toContain('CancelarNfse');
   });

@@ -1,8 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitForInvoiceState } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
+import { emissionXml, issueAndSettle, sandboxExchanges, waitForInvoiceStatus } from '../support/issuing-flow.ts';
 import { invoiceBody, onboardProject } from '../support/onboarding.ts';
 
 /**
@@ -31,29 +29,23 @@ afterAll(async () => {
 describe('issuing through Agili (own XML layout 1.00, UnidadeGestora and ChaveDigital), as a user', () => {
   it('issues, serves the note with the key masked, and cancels', async () => {
     const p = await onboardProject(t, { project: CITY });
-    const res = await t.request('POST', '/emitir', { key: p.apiKey, body: invoiceBody({ referencia: 'agili-1' }) });
-    expect(res.status, res.text).toBe(202);
-    const status = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) =>
-      ['issued', 'rejected', 'failed'].includes(s),
-    );
+    const { invoiceId, status } = await issueAndSettle(t, p.apiKey, invoiceBody({ referencia: 'agili-1' }));
     expect(status.status, JSON.stringify(status)).toBe('issued');
     expect(status.numeroNfse).toMatch(/^\d+$/);
 
-    const xml = await t.request('GET', `/invoices/${res.body.invoiceId}/xml?type=emission`, { key: p.apiKey });
-    const text = xml.status === 302 ? await (await fetch(xml.headers.get('location')!)).text() : xml.text;
+    const text = await emissionXml(t, p.apiKey, invoiceId);
     expect(text).toContain('<Nfse');
     expect(text).toContain(`<Numero>${status.numeroNfse}</Numero>`);
     expect(text).not.toContain(KEY);
 
-    const cancel = await t.request('POST', '/cancelar', { key: p.apiKey, body: { invoiceId: res.body.invoiceId } });
+    const cancel = await t.request('POST', '/cancelar', { key: p.apiKey, body: { invoiceId } });
     expect([200, 202]).toContain(cancel.status);
-    const cancelled = await waitForInvoiceState(t, p.apiKey, res.body.invoiceId, (s) =>
+    const cancelled = await waitForInvoiceStatus(t, p.apiKey, invoiceId, (s) =>
       ['cancelled', 'failed', 'rejected'].includes(s),
     );
     expect(cancelled.status, JSON.stringify(cancelled)).toBe('cancelled');
 
-    await t.service.sandbox?.flushExchanges();
-    const exchanges = readFileSync(join(t.dataDir, 'sandbox', 'agili', 'exchanges.jsonl'), 'utf8');
+    const exchanges = await sandboxExchanges(t, 'agili');
     for (const operation of ['GerarNfse', 'CancelarNfse', '03347101000121']) expect(exchanges).toContain(operation);
   });
 });

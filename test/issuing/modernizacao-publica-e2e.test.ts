@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { validateXml } from '../../src/xml/xsd.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
+import { expectCancellationNotOffered } from '../support/issuing-flow.ts';
 import { invoiceBody, onboardProject, waitForInvoice } from '../support/onboarding.ts';
 
 /**
@@ -53,16 +54,7 @@ describe('issuing through Modernização Pública (sandbox), as a user', () => {
     expect(xml.status).toBe(200);
     expect(validateXml('NFSe', xml.text)).toEqual({ ok: true });
 
-    const cancel = await t.request('POST', '/cancelar', { key: p.apiKey, body: { invoiceId: res.body.invoiceId } });
-    const deadline = Date.now() + 15_000;
-    let after = cancel.body;
-    while (cancel.status === 202 && Date.now() < deadline) {
-      after = (await t.request('GET', `/invoices/${res.body.invoiceId}/status`, { key: p.apiKey })).body;
-      if (after.cancellation?.status !== 'requested' && after.status !== 'cancelling') break;
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    expect(JSON.stringify({ status: cancel.status, after })).toContain('CANCEL_NOT_SUPPORTED');
-    expect(after.status === 'issued' || cancel.status >= 400).toBe(true);
+    await expectCancellationNotOffered(t, p.apiKey, res.body.invoiceId);
   });
 
   it('refuses at POST /emitir, with 400 naming the Basic credentials, a project without them', async () => {
