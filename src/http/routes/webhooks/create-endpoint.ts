@@ -6,11 +6,15 @@ import { assertValid } from '../org/common.ts';
 import {
   CreatedEndpointSchema,
   CreateEndpointBody,
+  ENDPOINT_EXAMPLE,
   endpointView,
   refuseEndpointInput,
   needsScope,
   SIGNING_NOTE,
 } from './schemas.ts';
+
+/** The secret of the examples: `secretHint` of ENDPOINT_EXAMPLE shows its last 4 characters. */
+const SECRET_EXAMPLE = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3Y8Gd8Kq';
 
 /** POST /webhooks/endpoints: registers an endpoint of the key's project (spec 2.10, 4.5). */
 export const createWebhookEndpointRoute: RouteModule = (app, ctx) => {
@@ -27,29 +31,17 @@ export const createWebhookEndpointRoute: RouteModule = (app, ctx) => {
           name: 'CreateWebhookEndpointRequest',
           description: 'The HTTPS URL, the events and the signing secret',
           example: {
-            url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
-            events: ['nfse.issued', 'nfse.error', 'nfse.cancelled'],
-            secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3Y8Gd8Kq',
-            description: 'ERP: invoice status updates',
+            url: ENDPOINT_EXAMPLE.url,
+            events: ENDPOINT_EXAMPLE.events,
+            secret: SECRET_EXAMPLE,
+            description: ENDPOINT_EXAMPLE.description,
           },
         }),
         response: {
           201: documented(CreatedEndpointSchema, {
             name: 'WebhookEndpointCreated',
             description: 'The endpoint; its secret is shown only in this response',
-            example: {
-              id: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
-              url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
-              description: 'ERP: invoice status updates',
-              events: ['nfse.issued', 'nfse.error', 'nfse.cancelled'],
-              active: true,
-              signing: true,
-              secretHint: '…d8Kq',
-              previousSecretExpiresAt: null,
-              createdAt: '2026-11-20T13:20:11.045Z',
-              updatedAt: '2026-11-20T13:20:11.045Z',
-              secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw3Y8Gd8Kq',
-            },
+            example: { ...ENDPOINT_EXAMPLE, secret: SECRET_EXAMPLE },
           }),
           ...errorResponses(400),
         },

@@ -3,7 +3,7 @@ import { projectPrincipal, requireProject } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, errorResponses, IdParams, isUuid } from '../../schemas.ts';
-import { DeliveryDetailSchema, deliveryView, needsScope } from './schemas.ts';
+import { DELIVERY_EXAMPLE, DeliveryDetailSchema, deliveryView, needsScope } from './schemas.ts';
 
 /** GET /webhooks/deliveries/{id}: one delivery with its attempts and the exact body sent. */
 export const getWebhookDeliveryRoute: RouteModule = (app, ctx) => {
@@ -21,37 +21,7 @@ export const getWebhookDeliveryRoute: RouteModule = (app, ctx) => {
             name: 'WebhookDeliveryDetail',
             description: 'The delivery, its attempts and the exact body sent',
             example: {
-              id: 'e398b7cc-a573-4d26-8f1f-d8f77bbabe69',
-              endpointId: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
-              eventId: 'a303efac-4891-4407-ba2f-68e4313cb077',
-              event: 'nfse.issued',
-              status: 'succeeded',
-              attemptCount: 2,
-              nextAttemptAt: null,
-              lastStatusCode: 200,
-              lastError: null,
-              createdAt: '2026-11-26T18:42:15.233Z',
-              completedAt: '2026-11-26T18:43:15.871Z',
-              attempts: [
-                {
-                  attemptNumber: 1,
-                  attemptedAt: '2026-11-26T18:42:15.240Z',
-                  success: false,
-                  statusCode: 503,
-                  durationMs: 212,
-                  error: 'HTTP 503',
-                  responseSnippet: 'Service Unavailable',
-                },
-                {
-                  attemptNumber: 2,
-                  attemptedAt: '2026-11-26T18:43:15.602Z',
-                  success: true,
-                  statusCode: 200,
-                  durationMs: 269,
-                  error: null,
-                  responseSnippet: '{"received":true}',
-                },
-              ],
+              ...DELIVERY_EXAMPLE,
               body: '{"event":"nfse.issued","deliveryId":"e398b7cc-a573-4d26-8f1f-d8f77bbabe69","timestamp":"2026-11-26T18:42:15.208Z","data":{"invoiceId":"ec96b9b1-e89f-46f6-8351-644687a97c27","chNFSe":"41069022211222333000181000000000134326114839201750","nNFSe":"1343","codigoVerificacao":null,"referencia":"PED-2026-004518"}}',
             },
           }),

@@ -1,7 +1,7 @@
 import { requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, errorResponses, IdParams } from '../../schemas.ts';
-import { EndpointSchema, endpointView, loadProjectEndpoint, needsScope } from './schemas.ts';
+import { ENDPOINT_EXAMPLE, EndpointSchema, endpointView, loadProjectEndpoint, needsScope } from './schemas.ts';
 
 /** GET /webhooks/endpoints/{id}: one endpoint of the project. */
 export const getWebhookEndpointRoute: RouteModule = (app, ctx) => {
@@ -18,18 +18,7 @@ export const getWebhookEndpointRoute: RouteModule = (app, ctx) => {
           200: documented(EndpointSchema, {
             name: 'WebhookEndpoint',
             description: 'The endpoint (its secret is never returned after creation)',
-            example: {
-              id: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
-              url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
-              description: 'ERP: invoice status updates',
-              events: ['nfse.issued', 'nfse.error', 'nfse.cancelled'],
-              active: true,
-              signing: true,
-              secretHint: '…d8Kq',
-              previousSecretExpiresAt: null,
-              createdAt: '2026-11-20T13:20:11.045Z',
-              updatedAt: '2026-11-20T13:20:11.045Z',
-            },
+            example: ENDPOINT_EXAMPLE,
           }),
           ...errorResponses(404),
         },

@@ -4,7 +4,7 @@ import { projectPrincipal, requireProject } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, errorResponses, pageOf, PageQuery, Pagination } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
-import { EndpointSchema, endpointView, needsScope } from './schemas.ts';
+import { ENDPOINT_EXAMPLE, EndpointSchema, endpointView, needsScope } from './schemas.ts';
 
 /** GET /webhooks/endpoints: the project's endpoints, newest first. */
 export const listWebhookEndpointsRoute: RouteModule = (app, ctx) => {
@@ -23,20 +23,7 @@ export const listWebhookEndpointsRoute: RouteModule = (app, ctx) => {
             name: 'WebhookEndpointList',
             description: 'One page of the active and inactive endpoints of the project',
             example: {
-              data: [
-                {
-                  id: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
-                  url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
-                  description: 'ERP: invoice status updates',
-                  events: ['nfse.issued', 'nfse.error', 'nfse.cancelled'],
-                  active: true,
-                  signing: true,
-                  secretHint: '…d8Kq',
-                  previousSecretExpiresAt: null,
-                  createdAt: '2026-11-20T13:20:11.045Z',
-                  updatedAt: '2026-11-20T13:20:11.045Z',
-                },
-              ],
+              data: [ENDPOINT_EXAMPLE],
               pagination: { page: 1, limit: 20, total: 1 },
             },
           }),

@@ -3,7 +3,7 @@ import { projectPrincipal, requireProject } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, errorResponses, IdParams, isUuid } from '../../schemas.ts';
-import { DeliverySchema, deliveryView, needsScope } from './schemas.ts';
+import { DELIVERY_EXAMPLE, DeliverySchema, deliveryView, needsScope } from './schemas.ts';
 
 /** POST /webhooks/deliveries/{id}/retry: manual redelivery (one more attempt, same id and body). */
 export const retryWebhookDeliveryRoute: RouteModule = (app, ctx) => {
@@ -20,38 +20,12 @@ export const retryWebhookDeliveryRoute: RouteModule = (app, ctx) => {
           202: documented(DeliverySchema, {
             name: 'WebhookDelivery',
             description: 'The retry is accepted: the delivery is pending until a worker makes the attempt',
+            // the delivery of the other examples, retried: pending until the worker's attempt
             example: {
-              id: 'e398b7cc-a573-4d26-8f1f-d8f77bbabe69',
-              endpointId: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
-              eventId: 'a303efac-4891-4407-ba2f-68e4313cb077',
-              event: 'nfse.issued',
+              ...DELIVERY_EXAMPLE,
               status: 'pending',
-              attemptCount: 2,
               nextAttemptAt: '2026-11-27T08:10:00.000Z',
-              lastStatusCode: 200,
-              lastError: null,
-              createdAt: '2026-11-26T18:42:15.233Z',
               completedAt: null,
-              attempts: [
-                {
-                  attemptNumber: 1,
-                  attemptedAt: '2026-11-26T18:42:15.240Z',
-                  success: false,
-                  statusCode: 503,
-                  durationMs: 212,
-                  error: 'HTTP 503',
-                  responseSnippet: 'Service Unavailable',
-                },
-                {
-                  attemptNumber: 2,
-                  attemptedAt: '2026-11-26T18:43:15.602Z',
-                  success: true,
-                  statusCode: 200,
-                  durationMs: 269,
-                  error: null,
-                  responseSnippet: '{"received":true}',
-                },
-              ],
             },
           }),
           ...errorResponses(404, 409),

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { AppContext } from '../../../context.ts';
 import { EVENT_TYPES } from '../../../events/outbox.ts';
 import type { AttemptRow, DeliveryRow } from '../../../webhooks/deliveries.ts';
@@ -85,6 +85,20 @@ export const EndpointSchema = Type.Object(
   { description: 'A webhook endpoint (the secret itself is never returned after creation)' },
 );
 
+/** The endpoint the OpenAPI examples show (get, list; create and update vary it). */
+export const ENDPOINT_EXAMPLE: Static<typeof EndpointSchema> = {
+  id: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
+  url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
+  description: 'ERP: invoice status updates',
+  events: ['nfse.issued', 'nfse.error', 'nfse.cancelled'],
+  active: true,
+  signing: true,
+  secretHint: '…d8Kq',
+  previousSecretExpiresAt: null,
+  createdAt: '2026-11-20T13:20:11.045Z',
+  updatedAt: '2026-11-20T13:20:11.045Z',
+};
+
 export const CreatedEndpointSchema = Type.Intersect([
   EndpointSchema,
   Type.Object({
@@ -126,6 +140,41 @@ export const DeliverySchema = Type.Object(
   },
   { description: 'One event delivered to one endpoint, with its attempts' },
 );
+
+/** The delivery the OpenAPI examples show: succeeded at its second attempt (get, list; retry varies it). */
+export const DELIVERY_EXAMPLE: Static<typeof DeliverySchema> = {
+  id: 'e398b7cc-a573-4d26-8f1f-d8f77bbabe69',
+  endpointId: ENDPOINT_EXAMPLE.id,
+  eventId: 'a303efac-4891-4407-ba2f-68e4313cb077',
+  event: 'nfse.issued',
+  status: 'succeeded',
+  attemptCount: 2,
+  nextAttemptAt: null,
+  lastStatusCode: 200,
+  lastError: null,
+  createdAt: '2026-11-26T18:42:15.233Z',
+  completedAt: '2026-11-26T18:43:15.871Z',
+  attempts: [
+    {
+      attemptNumber: 1,
+      attemptedAt: '2026-11-26T18:42:15.240Z',
+      success: false,
+      statusCode: 503,
+      durationMs: 212,
+      error: 'HTTP 503',
+      responseSnippet: 'Service Unavailable',
+    },
+    {
+      attemptNumber: 2,
+      attemptedAt: '2026-11-26T18:43:15.602Z',
+      success: true,
+      statusCode: 200,
+      durationMs: 269,
+      error: null,
+      responseSnippet: '{"received":true}',
+    },
+  ],
+};
 
 export const DeliveryDetailSchema = Type.Intersect([
   DeliverySchema,

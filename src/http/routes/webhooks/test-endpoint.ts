@@ -4,7 +4,14 @@ import { projectPrincipal, requireProject } from '../../auth.ts';
 import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, errorResponses, IdParams, Nullable } from '../../schemas.ts';
-import { DeliverySchema, deliveryView, loadProjectEndpoint, needsScope, SIGNING_NOTE } from './schemas.ts';
+import {
+  DeliverySchema,
+  ENDPOINT_EXAMPLE,
+  deliveryView,
+  loadProjectEndpoint,
+  needsScope,
+  SIGNING_NOTE,
+} from './schemas.ts';
 
 /** POST /webhooks/endpoints/{id}/test: one signed `webhook.test` attempt, answered with its outcome. */
 export const testWebhookEndpointRoute: RouteModule = (app, ctx) => {
@@ -38,7 +45,7 @@ export const testWebhookEndpointRoute: RouteModule = (app, ctx) => {
                 responseSnippet: '{"received":true}',
                 delivery: {
                   id: '5e9cf4ff-6281-4775-9592-9af3ce5fb531',
-                  endpointId: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
+                  endpointId: ENDPOINT_EXAMPLE.id,
                   eventId: null,
                   event: 'webhook.test',
                   status: 'succeeded',

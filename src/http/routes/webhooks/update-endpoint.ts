@@ -4,6 +4,7 @@ import type { RouteModule } from '../../route.ts';
 import { documented, documentedBody, errorResponses, IdParams } from '../../schemas.ts';
 import { assertValid } from '../org/common.ts';
 import {
+  ENDPOINT_EXAMPLE,
   EndpointSchema,
   endpointView,
   loadProjectEndpoint,
@@ -35,15 +36,8 @@ export const updateWebhookEndpointRoute: RouteModule = (app, ctx) => {
             name: 'WebhookEndpoint',
             description: 'The endpoint as updated',
             example: {
-              id: '86101c2f-2a2a-425a-beb0-56c8e98a18e4',
-              url: 'https://erp.horizontetecnologia.com.br/webhooks/nfse',
-              description: 'ERP: invoice status updates',
+              ...ENDPOINT_EXAMPLE,
               events: ['nfse.issued', 'nfse.error', 'nfse.cancelled', 'nfse.documents_ready'],
-              active: true,
-              signing: true,
-              secretHint: '…d8Kq',
-              previousSecretExpiresAt: null,
-              createdAt: '2026-11-20T13:20:11.045Z',
               updatedAt: '2026-11-24T09:48:30.512Z',
             },
           }),
