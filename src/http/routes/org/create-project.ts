@@ -12,7 +12,7 @@ import type { RouteModule } from '../../route.ts';
 import { documented, documentedBody, errorResponses } from '../../schemas.ts';
 import { assertValid } from './common.ts';
 import { readProjectInput } from './project-input.ts';
-import { CreateProjectBody, ProjectCreated, projectCreatedView } from './project-schemas.ts';
+import { CreateProjectBody, PROJECT_CREATED_EXAMPLE, ProjectCreated, projectCreatedView } from './project-schemas.ts';
 import { ProjectWarnings, routingWarnings } from './routing-warnings.ts';
 
 /** POST /org/projects: registers a fiscal company (spec 2.1, rule 4.1.2). */
@@ -62,29 +62,7 @@ export const createProjectRoute: RouteModule = (app, ctx) => {
             {
               name: 'ProjectCreated',
               description: 'The created project, with the warnings about it (ENGINE_NOT_AVAILABLE)',
-              example: {
-                id: 'a408dbd1-361b-4349-ae99-111df8564c37',
-                name: 'Horizonte Tecnologia - Curitiba',
-                cnpj: '11222333000181',
-                razaoSocial: 'Horizonte Tecnologia da Informação Ltda',
-                codigoMunicipio: '4106902',
-                ambiente: 2,
-                regimeTributario: '3',
-                crt: 1,
-                serieNfse: '1608',
-                serieNfe: null,
-                serieNfce: null,
-                tributacaoIss: 1,
-                cstPisCofins: null,
-                defaultCstIbscbs: null,
-                defaultClassificacaoTributaria: null,
-                defaultIndicadorOperacao: null,
-                defaultNbs: null,
-                danfeTemplate: 'padrao',
-                active: true,
-                createdAt: '2026-11-20T13:07:44.902Z',
-                warnings: [],
-              },
+              example: { ...PROJECT_CREATED_EXAMPLE, warnings: [] },
             },
           ),
           ...errorResponses(400, 409, 413, 415),

@@ -3,7 +3,7 @@ import { requireOrg } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, errorResponses, IdParams } from '../../schemas.ts';
 import { loadOrgProject } from './common.ts';
-import { NumberingView, numberingView } from './numbering-schemas.ts';
+import { NUMBERING_EXAMPLE, NumberingView, numberingView } from './numbering-schemas.ts';
 
 /** GET /org/projects/{id}/numeracao (spec 2.2). */
 export const getNumberingRoute: RouteModule = (app, ctx) => {
@@ -20,11 +20,7 @@ export const getNumberingRoute: RouteModule = (app, ctx) => {
           200: documented(NumberingView, {
             name: 'Numbering',
             description: 'The last used and next numbers per document kind (spec 2.2)',
-            example: {
-              nfse: { ultimoNumero: 1342, proximoNumero: 1343, serie: '1608' },
-              nfe: { ultimoNumero: 0, proximoNumero: 1, serie: null },
-              nfce: { ultimoNumero: 0, proximoNumero: 1, serie: null },
-            },
+            example: NUMBERING_EXAMPLE,
           }),
           ...errorResponses(404),
         },

@@ -1,4 +1,4 @@
-import { type TSchema, Type } from 'typebox';
+import { type Static, type TSchema, Type } from 'typebox';
 import type { LastNumbers } from '../../../db/repositories/numbering.ts';
 import type { ProjectRow } from '../../../db/repositories/projects.ts';
 
@@ -27,6 +27,13 @@ export const NumberingView = Type.Object(
   },
   { description: 'Numbering per document kind (spec 2.2)' },
 );
+
+/** The numbering the OpenAPI examples show: 1,342 NFS-e numbers used (GET and PUT .../numeracao). */
+export const NUMBERING_EXAMPLE: Static<typeof NumberingView> = {
+  nfse: { ultimoNumero: 1342, proximoNumero: 1343, serie: '1608' },
+  nfe: { ultimoNumero: 0, proximoNumero: 1, serie: null },
+  nfce: { ultimoNumero: 0, proximoNumero: 1, serie: null },
+};
 
 export function numberingView(project: ProjectRow, last: LastNumbers) {
   return {

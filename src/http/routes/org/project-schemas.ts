@@ -1,4 +1,4 @@
-import { Type } from 'typebox';
+import { type Static, Type } from 'typebox';
 import type { ProjectRow } from '../../../db/repositories/projects.ts';
 import { Nullable } from '../../schemas.ts';
 import { iso, orNull } from './common.ts';
@@ -269,6 +269,63 @@ export const ProjectView = Type.Object(
       'Full project. basicAuthSenha, cscToken, the certificate and its password are write-only and never returned.',
   },
 );
+
+/** The project the OpenAPI examples show: as created (POST /org/projects) … */
+export const PROJECT_CREATED_EXAMPLE: Static<typeof ProjectCreated> = {
+  id: 'a408dbd1-361b-4349-ae99-111df8564c37',
+  name: 'Horizonte Tecnologia - Curitiba',
+  cnpj: '11222333000181',
+  razaoSocial: 'Horizonte Tecnologia da Informação Ltda',
+  codigoMunicipio: '4106902',
+  ambiente: 2,
+  regimeTributario: '3',
+  crt: 1,
+  serieNfse: '1608',
+  serieNfe: null,
+  serieNfce: null,
+  tributacaoIss: 1,
+  cstPisCofins: null,
+  defaultCstIbscbs: null,
+  defaultClassificacaoTributaria: null,
+  defaultIndicadorOperacao: null,
+  defaultNbs: null,
+  danfeTemplate: 'padrao',
+  active: true,
+  createdAt: '2026-11-20T13:07:44.902Z',
+};
+
+/** … and in full (GET /org/projects/{id}), after a later change. */
+export const PROJECT_EXAMPLE: Static<typeof ProjectView> = {
+  ...PROJECT_CREATED_EXAMPLE,
+  inscricaoMunicipal: '0102345678',
+  inscricaoEstadual: null,
+  email: 'fiscal@horizontetecnologia.com.br',
+  telefone: '(41) 3322-4455',
+  description: null,
+  endereco: {
+    logradouro: 'Rua XV de Novembro',
+    numero: '1299',
+    complemento: 'Sala 804',
+    bairro: 'Centro',
+    cidade: 'Curitiba',
+    uf: 'PR',
+    cep: '80060000',
+  },
+  codigoTributacao: '010701',
+  aliquotaSimples: 6,
+  regimeIss: null,
+  codigoServicoSp: null,
+  cnpjPrefeitura: null,
+  endpointOverride: null,
+  cnae: '6209100',
+  basicAuthUsuario: null,
+  cscId: null,
+  hasCscToken: false,
+  aliquotaPis: null,
+  aliquotaCofins: null,
+  tipoRetencaoPisCofins: null,
+  updatedAt: '2026-11-21T09:15:03.117Z',
+};
 
 /** CRT of the NF-e family derived from the project's regime (spec 2.1 `crt`). */
 export function crtOf(regime: string | null): number | null {

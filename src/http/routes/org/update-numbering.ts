@@ -4,7 +4,7 @@ import { requireOrg } from '../../auth.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, documentedBody, errorResponses, IdParams } from '../../schemas.ts';
 import { assertValid, loadOrgProject } from './common.ts';
-import { NumberingView, numberingView } from './numbering-schemas.ts';
+import { NUMBERING_EXAMPLE, NumberingView, numberingView } from './numbering-schemas.ts';
 
 /** NFS-e DPS numbers have up to 15 digits; NF-e/NFC-e numbers up to 9. */
 const MAX_NFSE = 999_999_999_999_999;
@@ -48,11 +48,7 @@ export const updateNumberingRoute: RouteModule = (app, ctx) => {
           200: documented(NumberingView, {
             name: 'Numbering',
             description: 'The effective numbering after the update (numbers never decrease)',
-            example: {
-              nfse: { ultimoNumero: 1342, proximoNumero: 1343, serie: '1608' },
-              nfe: { ultimoNumero: 0, proximoNumero: 1, serie: null },
-              nfce: { ultimoNumero: 0, proximoNumero: 1, serie: null },
-            },
+            example: NUMBERING_EXAMPLE,
           }),
           ...errorResponses(400, 404, 413, 415),
         },
