@@ -4,6 +4,7 @@ import { projectPrincipal, requireProject } from '../../auth.ts';
 import { notFound } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, errorResponses, IdParams } from '../../schemas.ts';
+import { IBSCBS_OMITTED_WARNING_EXAMPLE } from './examples.ts';
 
 export const getInvoiceStatusRoute: RouteModule = (app, ctx) => {
   app.get(
@@ -40,14 +41,7 @@ export const getInvoiceStatusRoute: RouteModule = (app, ctx) => {
                 'https://notas.horizontetecnologia.com.br/p/a408dbd1-361b-4349-ae99-111df8564c37/9c1d7e4b2a6f48d0b3e5a7c9d1f20486/nfse.xml',
               pdfUrl:
                 'https://notas.horizontetecnologia.com.br/p/a408dbd1-361b-4349-ae99-111df8564c37/9c1d7e4b2a6f48d0b3e5a7c9d1f20486/danfse.pdf',
-              warnings: [
-                {
-                  code: 'IBSCBS_GROUP_OMITTED',
-                  field: 'valores.ibscbs',
-                  message:
-                    'IBS/CBS group omitted: no IBS/CBS data was sent and the provider is not obliged to declare it for this competência (the 2026 test rates of IBS/CBS do not apply to Simples Nacional (incl. MEI and sublimit excess) operations; LC 214/2025 art. 348, III, c (facts of 1 Jan to 31 Dec 2026); LC 214/2025 art. 517 gives the sublimit rules effect from 2027)',
-                },
-              ],
+              warnings: [IBSCBS_OMITTED_WARNING_EXAMPLE],
               links: {
                 self: '/api/v1/invoices/ec96b9b1-e89f-46f6-8351-644687a97c27/status',
                 xml: '/api/v1/invoices/ec96b9b1-e89f-46f6-8351-644687a97c27/xml',

@@ -11,6 +11,7 @@ import { documented, documentedBody, errorResponses } from '../../schemas.ts';
 import { strictValidatorCompiler } from '../../strict-validation.ts';
 import { acceptOnce } from './accept-once.ts';
 import { engineFor } from './engine-routing.ts';
+import { IBSCBS_OMITTED_WARNING_EXAMPLE, INVOICE_REQUEST_EXAMPLE } from './examples.ts';
 import type { ParametersLookup } from '../../../invoices/municipal-parameters.ts';
 import { assertCertificateReady, prepareInvoice, refuseInvoice } from './issue-invoice.ts';
 
@@ -89,28 +90,7 @@ export const issueBatchRoute: RouteModule = (app, ctx) => {
                   valores: { total: 280, aliquotaIss: 2 },
                   referencia: 'OS-88412',
                 },
-                {
-                  tomador: {
-                    cnpj: '45789123000191',
-                    nome: 'Mercado Boa Vista Ltda',
-                    email: 'contasapagar@mercadoboavista.com.br',
-                    endereco: {
-                      logradouro: 'Avenida Sete de Setembro',
-                      numero: '3165',
-                      bairro: 'Rebouças',
-                      cidade: 'Curitiba',
-                      uf: 'PR',
-                      cep: '80230010',
-                    },
-                  },
-                  servico: {
-                    descricao: 'Suporte técnico mensal ao sistema de frente de caixa - novembro/2026',
-                    codigo: '010701',
-                  },
-                  valores: { total: 1850, aliquotaIss: 2 },
-                  competencia: '2026-11',
-                  referencia: 'PED-2026-004518',
-                },
+                INVOICE_REQUEST_EXAMPLE,
               ],
             },
           },
@@ -127,26 +107,12 @@ export const issueBatchRoute: RouteModule = (app, ctx) => {
                 {
                   index: 0,
                   invoiceId: '088f8ce1-dd9c-46b0-8b29-3de5045cfa89',
-                  warnings: [
-                    {
-                      code: 'IBSCBS_GROUP_OMITTED',
-                      field: 'valores.ibscbs',
-                      message:
-                        'IBS/CBS group omitted: no IBS/CBS data was sent and the provider is not obliged to declare it for this competência (the 2026 test rates of IBS/CBS do not apply to Simples Nacional (incl. MEI and sublimit excess) operations; LC 214/2025 art. 348, III, c (facts of 1 Jan to 31 Dec 2026); LC 214/2025 art. 517 gives the sublimit rules effect from 2027)',
-                    },
-                  ],
+                  warnings: [IBSCBS_OMITTED_WARNING_EXAMPLE],
                 },
                 {
                   index: 1,
                   invoiceId: 'ec96b9b1-e89f-46f6-8351-644687a97c27',
-                  warnings: [
-                    {
-                      code: 'IBSCBS_GROUP_OMITTED',
-                      field: 'valores.ibscbs',
-                      message:
-                        'IBS/CBS group omitted: no IBS/CBS data was sent and the provider is not obliged to declare it for this competência (the 2026 test rates of IBS/CBS do not apply to Simples Nacional (incl. MEI and sublimit excess) operations; LC 214/2025 art. 348, III, c (facts of 1 Jan to 31 Dec 2026); LC 214/2025 art. 517 gives the sublimit rules effect from 2027)',
-                    },
-                  ],
+                  warnings: [IBSCBS_OMITTED_WARNING_EXAMPLE],
                 },
               ],
             },
