@@ -1,6 +1,6 @@
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { orgTokens } from '../../src/db/schema.ts';
+import { apiKeys, orgTokens } from '../../src/db/schema.ts';
 import { runHousekeeping } from '../../src/wiring/workers.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 
@@ -286,5 +286,56 @@ describe('dashboard organization tokens', () => {
     expect(revoked.status).toBe(403);
     expect((await call('DELETE', `/dashboard/api/org-tokens/${created.body.id}`, { session })).status).toBe(204);
     expect((await t.request('GET', '/org/projects', { key: created.body.token })).status).toBe(401);
+  });
+});
+
+describe('dashboard project keys', () => {
+  it("acts on a project through a key of the session's own, minted again if revoked and revoked at sign-out", async () => {
+    await orgWithMember('kai@acme.com.br');
+    const session = await signIn('kai@acme.com.br');
+    const created = await call('POST', '/dashboard/api/v1/org/projects', {
+      session,
+      body: {
+        name: 'Kai',
+        cnpj: '11222333000181',
+        razaoSocial: 'KAI LTDA',
+        regimeTributario: '1',
+        codigoMunicipio: '2611606',
+        serieNfse: '1',
+        ambiente: 2,
+      },
+    });
+    expect(created.status, created.text).toBe(201);
+    const projectId = created.body.id as string;
+    const project = { 'x-dashboard-project': projectId };
+    const endpoints = () => call('GET', '/dashboard/api/v1/webhooks/endpoints', { session, headers: project });
+    expect((await endpoints()).status).toBe(200);
+    // without a project the project routes answer 404 naming the header
+    const none = await call('GET', '/dashboard/api/v1/webhooks/endpoints', { session });
+    expect(none.status).toBe(404);
+    expect(none.body.errors[0].field).toBe('(header) x-dashboard-project');
+    const keys = async () =>
+      (await call('GET', `/dashboard/api/v1/org/projects/${projectId}/api-keys`, { session })).body.data as {
+        id: string;
+        name: string;
+        active: boolean;
+      }[];
+    const [minted] = await keys();
+    expect(minted).toMatchObject({ name: 'dashboard session kai@acme.com.br', active: true });
+    expect((await endpoints()).status).toBe(200);
+    expect(await keys()).toHaveLength(1); // reused, not minted per request
+    const revoke = await call('DELETE', `/dashboard/api/v1/org/projects/${projectId}/api-keys/${minted!.id}`, {
+      session,
+    });
+    expect(revoke.status).toBe(200);
+    expect((await endpoints()).status).toBe(200); // a new key, minted once
+    const after = await keys();
+    expect(after.map((k) => k.active).sort()).toEqual([false, true]);
+    expect((await call('DELETE', '/dashboard/api/session', { session })).status).toBe(204);
+    const rows = await t.service.ctx.db
+      .select({ active: apiKeys.active })
+      .from(apiKeys)
+      .where(eq(apiKeys.projectId, projectId));
+    expect(rows.every((r) => !r.active)).toBe(true);
   });
 });
