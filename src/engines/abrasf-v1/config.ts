@@ -30,6 +30,37 @@ export const ABRASF_V1_MESSAGES: Record<AbrasfV1Operation, { request: string; re
   cancelar: { request: 'CancelarNfseEnvio', response: 'CancelarNfseResposta' },
 };
 
+/** The official ABRASF 1.00 WSDL operation names (nfse.wsdl), which most providers keep. */
+export const ABRASF_V1_WSDL_OPERATIONS: Record<AbrasfV1Operation, string> = {
+  recepcionar: 'RecepcionarLoteRps',
+  consultarSituacao: 'ConsultarSituacaoLoteRps',
+  consultarLote: 'ConsultarLoteRps',
+  consultarPorRps: 'ConsultarNfsePorRps',
+  consultarNfse: 'ConsultarNfse',
+  cancelar: 'CancelarNfse',
+};
+
+/**
+ * The six operations in a provider's SOAP idiom: `op` turns an operation name into how it travels; the names are the
+ * official WSDL's but for the provider's own (`renamed`: Publica's ConsultarNfseFaixa).
+ */
+export function wsdlOperations(
+  op: (name: string) => AbrasfV1SoapOperation,
+  renamed: Partial<Record<AbrasfV1Operation, string>> = {},
+): Record<AbrasfV1Operation, AbrasfV1SoapOperation> {
+  const entries = Object.entries(ABRASF_V1_WSDL_OPERATIONS) as [AbrasfV1Operation, string][];
+  return Object.fromEntries(entries.map(([key, name]) => [key, op(renamed[key] ?? name)])) as Record<
+    AbrasfV1Operation,
+    AbrasfV1SoapOperation
+  >;
+}
+
+/** ACBr's Id values (its ABRASF 1 providers' default): RPS `rps<number>`, lote `Lote_<number>`. */
+export const ACBR_V1_IDS: AbrasfV1ProviderConfig['ids'] = {
+  rps: (numero) => `rps${numero}`,
+  lote: (numero) => `Lote_${numero}`,
+};
+
 /** How one operation travels: the operation element, its SOAPAction and the (qualified) string parameter. */
 export interface AbrasfV1SoapOperation {
   element: string;

@@ -1,5 +1,5 @@
 import type { FamilyDefinition, OperationRequest } from '../../kit/family.ts';
-import type { AbrasfV1ProviderConfig } from '../config.ts';
+import { ACBR_V1_IDS, type AbrasfV1ProviderConfig } from '../config.ts';
 import { defineAbrasfV1Provider } from '../define.ts';
 import { buildLote } from '../messages.ts';
 
@@ -51,7 +51,7 @@ export const CIGA_CONFIG: AbrasfV1ProviderConfig = {
     },
   },
   idAttribute: 'Id',
-  ids: { rps: (numero) => `rps${numero}`, lote: (numero) => `Lote_${numero}` },
+  ids: ACBR_V1_IDS,
   signature: { rps: false, lote: false, queries: false, cancel: false },
   formats: { itemListaServico: 'dotted', lineBreak: ' ' },
   auth: 'mtls',

@@ -3,7 +3,7 @@ import type { FamilyDefinition, Operation, OperationRequest, SendContext } from 
 import { UnknownEndpointError } from '../../kit/family.ts';
 import { soapEnvelope } from '../../kit/soap.ts';
 import { municipalityRegistry } from '../../routing/municipality-registry.ts';
-import type { AbrasfV1ProviderConfig } from '../config.ts';
+import { ACBR_V1_IDS, type AbrasfV1ProviderConfig } from '../config.ts';
 import { defineAbrasfV1Provider } from '../define.ts';
 import { buildLote } from '../messages.ts';
 
@@ -50,7 +50,7 @@ export const HORUS_CONFIG: AbrasfV1ProviderConfig = {
     },
   },
   idAttribute: 'Id',
-  ids: { rps: (numero) => `rps${numero}`, lote: (numero) => `Lote_${numero}` },
+  ids: ACBR_V1_IDS,
   signature: { rps: false, lote: false, queries: false, cancel: false },
   formats: { itemListaServico: 'dotted', lineBreak: ' ' },
   auth: 'mtls',

@@ -12,7 +12,7 @@ import {
 import { soapEnvelope } from '../../kit/soap.ts';
 import { municipalityRegistry } from '../../routing/municipality-registry.ts';
 import type { CancellationRecord, Outcome } from '../../types.ts';
-import type { AbrasfV1ProviderConfig } from '../config.ts';
+import { ACBR_V1_IDS, wsdlOperations, type AbrasfV1ProviderConfig } from '../config.ts';
 import { defineAbrasfV1Provider } from '../define.ts';
 import { buildLote } from '../messages.ts';
 
@@ -55,17 +55,10 @@ export const ISSINTEL_CONFIG: AbrasfV1ProviderConfig = {
     namespace: PLACEHOLDER_NS,
     encoding: 'escaped',
     qualifiedParameters: false,
-    operations: {
-      recepcionar: op('RecepcionarLoteRps'),
-      consultarSituacao: op('ConsultarSituacaoLoteRps'),
-      consultarLote: op('ConsultarLoteRps'),
-      consultarPorRps: op('ConsultarNfsePorRps'),
-      consultarNfse: op('ConsultarNfse'),
-      cancelar: op('CancelarNfse'),
-    },
+    operations: wsdlOperations(op),
   },
   idAttribute: 'Id',
-  ids: { rps: (numero) => `rps${numero}`, lote: (numero) => `Lote_${numero}` },
+  ids: ACBR_V1_IDS,
   signature: { rps: false, lote: true, queries: false, cancel: true },
   formats: { itemListaServico: 'dotted', lineBreak: ' ' },
   auth: 'mtls',

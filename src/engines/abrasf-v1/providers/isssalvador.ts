@@ -1,4 +1,4 @@
-import type { AbrasfV1Operation, AbrasfV1ProviderConfig } from '../config.ts';
+import { ACBR_V1_IDS, type AbrasfV1Operation, type AbrasfV1ProviderConfig } from '../config.ts';
 
 /**
  * ISSSalvador: Salvador/BA (2927408), ABRASF 1.00 on WCF services, one service per operation (ACBr
@@ -55,7 +55,7 @@ export const ISSSALVADOR_CONFIG: AbrasfV1ProviderConfig = {
   operationUrl: (base, operation) =>
     base.endsWith(PATHS.recepcionar) ? base.slice(0, -PATHS.recepcionar.length) + PATHS[operation] : base,
   idAttribute: 'id',
-  ids: { rps: (numero) => `rps${numero}`, lote: (numero) => `Lote_${numero}` },
+  ids: ACBR_V1_IDS,
   signature: { rps: true, lote: true, queries: false },
   formats: { itemListaServico: 'digits', lineBreak: ' ', reformInServico: true },
   check: (_project, invoice) =>

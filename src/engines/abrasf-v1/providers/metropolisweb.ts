@@ -1,4 +1,4 @@
-import type { AbrasfV1ProviderConfig } from '../config.ts';
+import { ACBR_V1_IDS, wsdlOperations, type AbrasfV1ProviderConfig } from '../config.ts';
 
 /**
  * MetropolisWeb (Ilhéus/BA and Lauro de Freitas/BA): ABRASF 1.00 in the official namespace on a JAX-WS endpoint
@@ -33,17 +33,10 @@ export const METROPOLISWEB_CONFIG: AbrasfV1ProviderConfig = {
       cabecalho:
         '<cabecalho versao="1.00" xmlns="http://www.abrasf.org.br/ABRASF/arquivos/nfse.xsd"><versaoDados>1.00</versaoDados></cabecalho>',
     },
-    operations: {
-      recepcionar: op('RecepcionarLoteRps'),
-      consultarSituacao: op('ConsultarSituacaoLoteRps'),
-      consultarLote: op('ConsultarLoteRps'),
-      consultarPorRps: op('ConsultarNfsePorRps'),
-      consultarNfse: op('ConsultarNfse'),
-      cancelar: op('CancelarNfse'),
-    },
+    operations: wsdlOperations(op),
   },
   idAttribute: 'id',
-  ids: { rps: (numero) => `rps${numero}`, lote: (numero) => `Lote_${numero}` },
+  ids: ACBR_V1_IDS,
   signature: { rps: true, lote: true, queries: false, cancel: true },
   formats: { itemListaServico: 'dotted', lineBreak: ' ', aliquotaAlways: true },
   auth: 'signature',

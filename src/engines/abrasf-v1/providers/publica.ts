@@ -1,4 +1,4 @@
-import type { AbrasfV1ProviderConfig } from '../config.ts';
+import { ACBR_V1_IDS, wsdlOperations, type AbrasfV1ProviderConfig } from '../config.ts';
 
 /**
  * Publica (e-Publica: 18 cities in SC, PR and RN, among them Joinville and Itajaí): ABRASF 1.00 extended in its own
@@ -37,17 +37,10 @@ export const PUBLICA_CONFIG: AbrasfV1ProviderConfig = {
     namespace: 'http://service.nfse.integracao.ws.publica/',
     encoding: 'cdata',
     qualifiedParameters: false,
-    operations: {
-      recepcionar: op('RecepcionarLoteRps'),
-      consultarSituacao: op('ConsultarSituacaoLoteRps'),
-      consultarLote: op('ConsultarLoteRps'),
-      consultarPorRps: op('ConsultarNfsePorRps'),
-      consultarNfse: op('ConsultarNfseFaixa'),
-      cancelar: op('CancelarNfse'),
-    },
+    operations: wsdlOperations(op, { consultarNfse: 'ConsultarNfseFaixa' }),
   },
   idAttribute: 'id',
-  ids: { rps: (numero) => `rps${numero}`, lote: (numero) => `Lote_${numero}` },
+  ids: ACBR_V1_IDS,
   signature: { rps: false, lote: true, queries: true, cancel: true },
   formats: { itemListaServico: 'dotted', lineBreak: ' ', noServicoCodes: true, nfseNumberDigits: 15 },
   loteVersao: '1.00',

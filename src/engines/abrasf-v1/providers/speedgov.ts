@@ -1,4 +1,4 @@
-import type { AbrasfV1ProviderConfig } from '../config.ts';
+import { wsdlOperations, type AbrasfV1ProviderConfig } from '../config.ts';
 
 /**
  * SpeedGov 1.00 (31 cities in CE, PI, MA, PE): ABRASF 1.00 with per-message namespaces (ACBr SpeedGov.Provider.pas and
@@ -48,14 +48,7 @@ export const SPEEDGOV_CONFIG: AbrasfV1ProviderConfig = {
       cabecalho:
         '<p:cabecalho versao="1" xmlns:p="http://ws.speedgov.com.br/cabecalho_v1.xsd"><versaoDados>1</versaoDados></p:cabecalho>',
     },
-    operations: {
-      recepcionar: op('RecepcionarLoteRps'),
-      consultarSituacao: op('ConsultarSituacaoLoteRps'),
-      consultarLote: op('ConsultarLoteRps'),
-      consultarPorRps: op('ConsultarNfsePorRps'),
-      consultarNfse: op('ConsultarNfse'),
-      cancelar: op('CancelarNfse'),
-    },
+    operations: wsdlOperations(op),
   },
   idAttribute: 'Id',
   ids: { rps: (numero) => `RPS${numero}`, lote: (numero) => `Lote_${numero}` },

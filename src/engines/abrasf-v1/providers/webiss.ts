@@ -1,4 +1,4 @@
-import type { AbrasfV1ProviderConfig } from '../config.ts';
+import { ACBR_V1_IDS, wsdlOperations, type AbrasfV1ProviderConfig } from '../config.ts';
 
 /**
  * WebISS on its legacy ABRASF 1.00 service (19 cities in PA, MA, PI, SE, BA, MG and RJ:
@@ -43,17 +43,10 @@ export const WEBISS_V1_CONFIG: AbrasfV1ProviderConfig = {
       parameter: 'cabec',
       cabecalho: '<cabecalho versao="1.00"><versaoDados>1.00</versaoDados></cabecalho>',
     },
-    operations: {
-      recepcionar: op('RecepcionarLoteRps'),
-      consultarSituacao: op('ConsultarSituacaoLoteRps'),
-      consultarLote: op('ConsultarLoteRps'),
-      consultarPorRps: op('ConsultarNfsePorRps'),
-      consultarNfse: op('ConsultarNfse'),
-      cancelar: op('CancelarNfse'),
-    },
+    operations: wsdlOperations(op),
   },
   idAttribute: 'Id',
-  ids: { rps: (numero) => `rps${numero}`, lote: (numero) => `Lote_${numero}` },
+  ids: ACBR_V1_IDS,
   signature: { rps: false, lote: true, queries: false, cancel: false },
   formats: { itemListaServico: 'digits', lineBreak: ' ', aliquotaAlways: true },
   auth: 'mtls',
