@@ -245,6 +245,9 @@ describe('dashboard tenancy', () => {
     expect(status.body.code).toBe('PROJECT_NOT_FOUND');
     // operator routes are never reachable through a session
     expect((await call('GET', '/dashboard/api/v1/admin/organizations', { session })).status).toBe(404);
+    for (const sneaky of ['/x/../admin/organizations', '/org/%2e%2e/admin/organizations', '//admin/organizations']) {
+      expect((await call('GET', `/dashboard/api/v1${sneaky}`, { session })).status).toBe(404);
+    }
   });
 });
 

@@ -93,7 +93,9 @@ export const dashboardForwardApiRoute: RouteModule = (root, ctx) => {
         const session = sessionOf(request);
         const url = request.url.slice('/dashboard/api/v1'.length);
         const path = url.split('?')[0]!;
-        if (!path.startsWith('/') || path.startsWith('/admin')) throw new ApiError('ROUTE_NOT_FOUND');
+        // only plain paths: no dot segments or encoded ones that would resolve elsewhere (an operator route, say)
+        const plain = !/(^|\/)\.{1,2}(\/|$)|%2e|%2f|%5c|\\|\/\//i.test(path);
+        if (!path.startsWith('/') || !plain || path.startsWith('/admin')) throw new ApiError('ROUTE_NOT_FOUND');
         const headers: Record<string, string> = {};
         for (const name of REQUEST_HEADERS) {
           const value = request.headers[name];
