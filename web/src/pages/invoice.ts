@@ -90,7 +90,7 @@ export async function invoicePage(projectId: string, invoiceId: string): Promise
           await render();
         });
       });
-      actions.append(cancel);
+      actions.insertBefore(cancel, actions.querySelector('.form-alert'));
     }
     root.replaceChildren(
       h(
