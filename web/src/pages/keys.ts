@@ -57,7 +57,12 @@ export async function keysTab(projectId: string): Promise<HTMLElement> {
     h(
       'tr',
       {},
-      h('td', {}, k.name),
+      h(
+        'td',
+        {},
+        k.name,
+        k.name.startsWith('dashboard session ') ? h('small', { class: 'muted' }, ` (${t('keys.dashboard')})`) : null,
+      ),
       h('td', {}, h('code', {}, `${k.keyPrefix}…`)),
       h('td', {}, k.scopes.join(', ')),
       h('td', {}, formatDate(k.createdAt, locale)),
