@@ -99,6 +99,22 @@ describe('dashboard sign-in', () => {
     expect(t2 - t1).toBeGreaterThan((t1 - t0) / 4);
   });
 
+  it('marks the cookie Secure when the service is served over https', async () => {
+    await orgWithMember('lia@acme.com.br');
+    const config = t.service.ctx.config;
+    const plain = config.publicBaseUrl;
+    config.publicBaseUrl = 'https://nfse.example.com.br';
+    try {
+      const res = await call('POST', '/dashboard/api/session', {
+        body: { email: 'lia@acme.com.br', password: PASSWORD },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('set-cookie')).toMatch(/; Secure$/);
+    } finally {
+      config.publicBaseUrl = plain;
+    }
+  });
+
   it('names the field of a malformed sign-in body', async () => {
     const res = await call('POST', '/dashboard/api/session', { body: { email: 'x@y.z' } });
     expect(res.status).toBe(400);
