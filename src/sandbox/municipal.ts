@@ -47,6 +47,7 @@ import { neainformaticaSandbox } from './abrasf-v2/neainformatica.ts';
 import { centiSandbox } from './abrasf-v2/centi.ts';
 import { sigcorpSandbox } from './abrasf-v2/sigcorp.ts';
 import { fintelissSandbox } from './abrasf-v2/finteliss.ts';
+import { actconSandbox } from './abrasf-v2/actcon.ts';
 import { ipmSandbox } from './ipm/service.ts';
 import { bauhausSandbox } from './own-layout/bauhaus.ts';
 import { elLegacySandbox } from './own-layout/el.ts';
@@ -120,6 +121,7 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   centiSandbox,
   sigcorpSandbox,
   fintelissSandbox,
+  actconSandbox,
   elotechSandbox,
   tinusSandbox,
   fiscoSandbox,

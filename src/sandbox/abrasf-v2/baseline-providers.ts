@@ -1,6 +1,6 @@
 import { baselineProfile } from './baseline.ts';
 import { DSF_PROFILE } from './dsf.ts';
-import type { AbrasfSandboxProfile } from './profiles.ts';
+import { operationsWithout, withFaixaQuery, type AbrasfSandboxProfile } from './profiles.ts';
 
 /**
  * Sandbox profiles of providers on a contract another profile already describes (official data only: operation
@@ -88,17 +88,7 @@ export const ISSDSF_PROFILE = dsfPlatform('ISSDSF');
 export const ERECEITA_PROFILE: AbrasfSandboxProfile = {
   ...baselineProfile({ provider: 'eReceita', version: '2.02', schema: 'abrasf202' }),
   soap: { namespace: 'http://www3.ereceita.net.br/soap/NfseWebService', operationCase: 'pascal' },
-  operations: [
-    'RecepcionarLoteRps',
-    'RecepcionarLoteRpsSincrono',
-    'GerarNfse',
-    'CancelarNfse',
-    'SubstituirNfse',
-    'ConsultarLoteRps',
-    'ConsultarNfsePorRps',
-    'ConsultarNfseFaixa',
-  ],
-  operationNames: { ConsultarNfseFaixa: 'ConsultarNfsePorFaixa' },
+  ...withFaixaQuery(operationsWithout('ConsultarNfseServicoPrestado', 'ConsultarNfseServicoTomado')),
   soapActionByEnvironment: {
     production: 'https://www.ereceita.net.br/',
     homologation: 'https://www3.ereceita.net.br/',
@@ -120,16 +110,7 @@ export const SUDOESTE_PROFILE: AbrasfSandboxProfile = {
   stringNames: { cabecalho: 'Nfsecabecmsg', dados: 'Nfsedadosmsg' },
   response: 'return',
   errorEntries: 'erro',
-  operations: [
-    'RecepcionarLoteRps',
-    'RecepcionarLoteRpsSincrono',
-    'GerarNfse',
-    'ConsultarLoteRps',
-    'ConsultarNfsePorRps',
-    'ConsultarNfseServicoPrestado',
-    'ConsultarNfseServicoTomado',
-    'ConsultarNfsePorFaixa',
-  ],
+  operations: operationsWithout('CancelarNfse', 'SubstituirNfse'),
   aliquota: 'fraction',
   clientCertificate: false,
 };

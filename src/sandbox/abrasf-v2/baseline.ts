@@ -1,5 +1,5 @@
 import type { SchemaName } from '../../xml/xsd.ts';
-import { ABRASF_DATA_NS, type AbrasfSandboxProfile } from './profiles.ts';
+import { ABRASF_DATA_NS, ABRASF_V2_OPERATIONS, type AbrasfSandboxProfile } from './profiles.ts';
 
 /**
  * The sandbox profile of a provider on the official ABRASF 2.0x baseline (briefs/providers-abrasf.md §0;
@@ -18,18 +18,7 @@ export function baselineProfile(options: { provider: string; version: string; sc
     soap: { namespace: 'http://nfse.abrasf.org.br', operationCase: 'pascal' },
     request: 'strings',
     response: 'outputXML',
-    operations: [
-      'RecepcionarLoteRps',
-      'RecepcionarLoteRpsSincrono',
-      'GerarNfse',
-      'CancelarNfse',
-      'SubstituirNfse',
-      'ConsultarLoteRps',
-      'ConsultarNfsePorRps',
-      'ConsultarNfseServicoPrestado',
-      'ConsultarNfseServicoTomado',
-      'ConsultarNfsePorFaixa',
-    ],
+    operations: ABRASF_V2_OPERATIONS,
     signature: { rps: true, lote: true, cancel: true },
     clientCertificate: true,
     bodyCredentials: false,

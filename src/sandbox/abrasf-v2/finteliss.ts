@@ -1,6 +1,6 @@
 import type { MunicipalSandbox } from '../municipal.ts';
 import { baselineProfile } from './baseline.ts';
-import type { AbrasfSandboxProfile } from './profiles.ts';
+import { withFaixaQuery, type AbrasfSandboxProfile } from './profiles.ts';
 import { createAbrasfService } from './service.ts';
 
 const WEB = 'http://www.fintel.com.br/WebService';
@@ -19,19 +19,7 @@ export const FINTELISS_PROFILE: AbrasfSandboxProfile = {
   stringsWrapper: 'operation',
   stringNames: { cabecalho: 'cabecalho', dados: 'xml' },
   response: 'result',
-  operations: [
-    'RecepcionarLoteRps',
-    'RecepcionarLoteRpsSincrono',
-    'GerarNfse',
-    'CancelarNfse',
-    'SubstituirNfse',
-    'ConsultarLoteRps',
-    'ConsultarNfsePorRps',
-    'ConsultarNfseServicoPrestado',
-    'ConsultarNfseServicoTomado',
-    'ConsultarNfseFaixa',
-  ],
-  operationNames: { ConsultarNfseFaixa: 'ConsultarNfsePorFaixa' },
+  ...withFaixaQuery(),
   soapActionByEnvironment: { production: `${WEB}/`, homologation: `${WEB}/` },
 };
 

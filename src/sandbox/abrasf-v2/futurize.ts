@@ -1,4 +1,4 @@
-import { ABRASF_DATA_NS, type AbrasfSandboxProfile } from './profiles.ts';
+import { ABRASF_DATA_NS, ABRASF_V2_OPERATIONS, type AbrasfSandboxProfile } from './profiles.ts';
 
 /**
  * Futurize 2.02 (briefs/providers-abrasf.md §7; ACBr Futurize.Provider.pas and Futurize.GravarXml.pas: no WSDL or
@@ -22,18 +22,7 @@ export const FUTURIZE_PROFILE: AbrasfSandboxProfile = {
   soap: { namespace: 'http://nfse.abrasf.org.br', operationCase: 'pascal' },
   request: 'strings',
   response: 'outputXML',
-  operations: [
-    'RecepcionarLoteRps',
-    'RecepcionarLoteRpsSincrono',
-    'GerarNfse',
-    'CancelarNfse',
-    'SubstituirNfse',
-    'ConsultarLoteRps',
-    'ConsultarNfsePorRps',
-    'ConsultarNfseServicoPrestado',
-    'ConsultarNfseServicoTomado',
-    'ConsultarNfsePorFaixa',
-  ],
+  operations: ABRASF_V2_OPERATIONS,
   signature: { rps: true, lote: false, cancel: true },
   clientCertificate: false,
   bodyCredentials: false,

@@ -1,4 +1,4 @@
-import type { AbrasfSandboxProfile } from './profiles.ts';
+import { ABRASF_V2_OPERATIONS, type AbrasfSandboxProfile } from './profiles.ts';
 
 const GISS = 'http://www.giss.com.br';
 const v204 = (message: string) => `${GISS}/${message}-v2_04.xsd`;
@@ -44,18 +44,7 @@ export const GISS_PROFILE: AbrasfSandboxProfile = {
   request: 'strings',
   stringsWrapper: 'request',
   response: 'outputXML',
-  operations: [
-    'RecepcionarLoteRps',
-    'RecepcionarLoteRpsSincrono',
-    'GerarNfse',
-    'CancelarNfse',
-    'SubstituirNfse',
-    'ConsultarLoteRps',
-    'ConsultarNfsePorRps',
-    'ConsultarNfseServicoPrestado',
-    'ConsultarNfseServicoTomado',
-    'ConsultarNfsePorFaixa',
-  ],
+  operations: ABRASF_V2_OPERATIONS,
   refusedOperations: { GerarNfse: A01, RecepcionarLoteRpsSincrono: A01 },
   aliquota: 'fraction',
   // GISS processes lotes later (errors only show at ConsultarLoteRps): the first poll (2 s) still sees E178

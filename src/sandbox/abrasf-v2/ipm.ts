@@ -1,7 +1,7 @@
 import type { MunicipalSandbox } from '../municipal.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import { soapAnswer, soapFault } from './envelope.ts';
-import { ABRASF_DATA_NS, type AbrasfSandboxProfile } from './profiles.ts';
+import { ABRASF_DATA_NS, operationsWithout, type AbrasfSandboxProfile } from './profiles.ts';
 import { digitsOf, listaMensagens, official } from './rules.ts';
 import { type AbrasfSandboxOptions, createAbrasfService } from './service.ts';
 
@@ -28,17 +28,7 @@ export const IPM_ABRASF_PROFILE: AbrasfSandboxProfile = {
   request: 'bare',
   response: 'bare',
   // ConsultarNfseServicoTomado is not offered (ACBr: not implemented in homologation)
-  operations: [
-    'RecepcionarLoteRps',
-    'RecepcionarLoteRpsSincrono',
-    'GerarNfse',
-    'CancelarNfse',
-    'SubstituirNfse',
-    'ConsultarLoteRps',
-    'ConsultarNfsePorRps',
-    'ConsultarNfseServicoPrestado',
-    'ConsultarNfsePorFaixa',
-  ],
+  operations: operationsWithout('ConsultarNfseServicoTomado'),
   signature: { rps: false, lote: false, cancel: false },
   clientCertificate: false,
   bodyCredentials: false,

@@ -153,7 +153,8 @@ export interface AbrasfSandboxProfile {
 
 export const ABRASF_DATA_NS = 'http://www.abrasf.org.br/nfse.xsd';
 
-const ALL_OPERATIONS = [
+/** The ten operations of the official ABRASF 2.0x WSDL (nfse-v2_0x.wsdl). */
+export const ABRASF_V2_OPERATIONS = [
   'RecepcionarLoteRps',
   'RecepcionarLoteRpsSincrono',
   'GerarNfse',
@@ -165,6 +166,22 @@ const ALL_OPERATIONS = [
   'ConsultarNfseServicoTomado',
   'ConsultarNfsePorFaixa',
 ] as const;
+
+/** The official operations but those `left` out (a provider that does not serve them). */
+export function operationsWithout(...left: string[]): readonly string[] {
+  return ABRASF_V2_OPERATIONS.filter((op) => !left.includes(op));
+}
+
+/**
+ * `operations` with the range query named `ConsultarNfseFaixa`, as several providers name it (fintelISS, SigCorp,
+ * eReceita), and the mapping back to the official name.
+ */
+export function withFaixaQuery(operations: readonly string[] = ABRASF_V2_OPERATIONS) {
+  return {
+    operations: operations.map((op) => (op === 'ConsultarNfsePorFaixa' ? 'ConsultarNfseFaixa' : op)),
+    operationNames: { ConsultarNfseFaixa: 'ConsultarNfsePorFaixa' },
+  } satisfies Pick<AbrasfSandboxProfile, 'operations' | 'operationNames'>;
+}
 
 /** Fiorilli IssWebWS (IssWebWS.wsdl; nfselib's nfse_v201 with mandatory signatures; vendor manual). */
 export const FIORILLI_PROFILE: AbrasfSandboxProfile = {
@@ -178,7 +195,7 @@ export const FIORILLI_PROFILE: AbrasfSandboxProfile = {
   soap: { namespace: 'http://ws.issweb.fiorilli.com.br/', operationCase: 'camel' },
   request: 'inline',
   response: 'inline',
-  operations: ALL_OPERATIONS,
+  operations: ABRASF_V2_OPERATIONS,
   signature: { rps: true, lote: true, cancel: true },
   clientCertificate: false,
   bodyCredentials: true,
@@ -200,7 +217,7 @@ export const WEBISS_PROFILE: AbrasfSandboxProfile = {
   soap: { namespace: 'http://nfse.abrasf.org.br', operationCase: 'pascal' },
   request: 'strings',
   response: 'outputXML',
-  operations: ALL_OPERATIONS,
+  operations: ABRASF_V2_OPERATIONS,
   signature: { rps: true, lote: true, cancel: true },
   clientCertificate: true,
   bodyCredentials: false,
@@ -224,7 +241,7 @@ export const EL_PROFILE: AbrasfSandboxProfile = {
   request: 'strings',
   stringsWrapper: 'double',
   response: 'outputXML',
-  operations: ALL_OPERATIONS,
+  operations: ABRASF_V2_OPERATIONS,
   signature: { rps: true, lote: true, cancel: false },
   clientCertificate: true,
   bodyCredentials: false,
@@ -247,7 +264,7 @@ export const ELOTECH_PROFILE: AbrasfSandboxProfile = {
   soap: { namespace: 'http://shad.elotech.com.br/schemas/iss/nfse_v2_03.xsd', operationCase: 'pascal' },
   request: 'bare',
   response: 'bare',
-  operations: ALL_OPERATIONS.filter((op) => op !== 'GerarNfse'),
+  operations: operationsWithout('GerarNfse'),
   signature: { rps: false, lote: false, cancel: false },
   clientCertificate: false,
   bodyCredentials: false,

@@ -3,7 +3,7 @@ import { child, childElements, parseDom } from '../kit/xml-dom.ts';
 import type { MunicipalSandbox } from '../municipal.ts';
 import { baselineProfile } from './baseline.ts';
 import { SOAP11, soapFault } from './envelope.ts';
-import type { AbrasfSandboxProfile } from './profiles.ts';
+import { withFaixaQuery, type AbrasfSandboxProfile } from './profiles.ts';
 import { type AbrasfSandboxOptions, createAbrasfService } from './service.ts';
 
 /**
@@ -32,19 +32,7 @@ export const SIGCORP_PROFILE: AbrasfSandboxProfile = {
   request: 'inline',
   stringParameter: 'xml',
   response: 'result',
-  operations: [
-    'RecepcionarLoteRps',
-    'RecepcionarLoteRpsSincrono',
-    'GerarNfse',
-    'CancelarNfse',
-    'SubstituirNfse',
-    'ConsultarLoteRps',
-    'ConsultarNfsePorRps',
-    'ConsultarNfseServicoPrestado',
-    'ConsultarNfseServicoTomado',
-    'ConsultarNfseFaixa',
-  ],
-  operationNames: { ConsultarNfseFaixa: 'ConsultarNfsePorFaixa' },
+  ...withFaixaQuery(),
   rangeNeedsEnd: true,
 };
 
