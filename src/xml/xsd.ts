@@ -27,6 +27,7 @@ export const SCHEMA_FILES = {
   abrasf203Desenvolve: 'abrasf/nfse_v203-desenvolve.xsd',
   abrasf204SigCorp: 'abrasf/nfse_v204-sigcorp.xsd',
   abrasf202FintelISS: 'abrasf/nfse_v202-finteliss.xsd',
+  abrasf202ActconAlemParaibaProducao: 'abrasf/nfse_v202-actcon-3101508-producao.xsd',
   spEnvioRps: 'sao-paulo/v02/PedidoEnvioRPS_v02.xsd',
   spConsultaNfe: 'sao-paulo/v02/PedidoConsultaNFe_v02.xsd',
   spCancelamentoNfe: 'sao-paulo/v02/PedidoCancelamentoNFe_v02.xsd',

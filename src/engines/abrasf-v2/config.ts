@@ -166,6 +166,8 @@ export interface AbrasfProviderConfig {
     cabecalho: boolean;
     /** `versao`/`versaoDados` of the cabecalho when they differ from the layout version (MegaSoft's 1.00) */
     cabecalhoVersion?: string;
+    /** the cabecalho's `versao` attribute alone, when it differs from its versaoDados (ACBr VersaoAtrib: Actcon 1.00) */
+    cabecalhoAttribute?: string;
     /** trailing unqualified `<username>`/`<password>` in the operation element (Fiorilli) */
     credentials: boolean;
     /** the string parameter's name of the `stringParam` style (default `xml`) */
@@ -180,6 +182,14 @@ export interface AbrasfProviderConfig {
   };
   /** the namespace of the ABRASF messages (null: none, DSF) */
   dataNamespace: string | null;
+  /**
+   * The data namespace is the city's, per environment (the registry's `soap` data from ACBr's ini: `ProXMLNameSpace`,
+   * `HomXMLNameSpace`): every message is written and signed in it and validated by the XSD `schemas` gives for that
+   * namespace (the city's own schema). A city or environment whose namespace has no schema here is not served there:
+   * `serves` refuses a city with none, the `check` refuses the project's environment before anything is built, and a
+   * send there is an UnknownEndpointError (city-namespace.ts).
+   */
+  cityDataNamespace?: { schemas: Readonly<Record<string, SchemaName>> };
   auth: AuthKind;
   presentsCertificate?: boolean;
   signature: {

@@ -4,6 +4,7 @@ import { signXml } from '../../xml/sign.ts';
 import { defineFamily, type FamilyDefinition, type Operation, type SendContext } from '../kit/family.ts';
 import type { CancellationRecord, IssuedDocument, Outcome, PreparedDocument } from '../types.ts';
 import { type AbrasfProviderConfig, isSupported, messageOf } from './config.ts';
+import { perCityDataNamespace } from './city-namespace.ts';
 import { codesOf } from './errors.ts';
 import { keyOf, perCityLayouts, signRps200 } from './layouts.ts';
 import {
@@ -129,6 +130,7 @@ function ourNfse(root: Element, document: PreparedDocument): Element | null {
 
 export function defineAbrasfProvider(config: AbrasfProviderConfig): FamilyDefinition {
   if (config.layouts) return perCityLayouts(config, defineAbrasfProvider);
+  if (config.cityDataNamespace) return perCityDataNamespace(config, defineAbrasfProvider);
   /** the official 2.00 layout: the RPS is signed on its inner Rps@Id (layouts.ts), not by the kit */
   const layout200 = config.version === '2.00' && config.signature.rps && !config.hooks?.buildRps;
   const emission = messageOf(config, config.emission);

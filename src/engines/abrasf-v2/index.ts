@@ -1,5 +1,6 @@
 import type { FamilyDefinition } from '../kit/family.ts';
 import { defineAbrasfProvider } from './define.ts';
+import { ACTCON_CONFIG } from './providers/actcon.ts';
 import { CENTI_CONFIG } from './providers/centi.ts';
 import { DSF_CONFIG } from './providers/dsf.ts';
 import { EL_CONFIG } from './providers/el.ts';
@@ -45,6 +46,7 @@ export const webissFamily = defineAbrasfProvider(WEBISS_CONFIG);
  * configuration of the one generic base (define.ts). One line per provider, in alphabetical order.
  */
 export const ABRASF_V2_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> = {
+  'abrasf-v2:actcon': defineAbrasfProvider(ACTCON_CONFIG),
   'abrasf-v2:centi': defineAbrasfProvider(CENTI_CONFIG),
   'abrasf-v2:coplan': defineAbrasfProvider(COPLAN_CONFIG),
   'abrasf-v2:desenvolve': defineAbrasfProvider(DESENVOLVE_CONFIG),

@@ -38,7 +38,7 @@ export function signRps200(rpsXml: string, dataNamespace: string | null, key: Ke
 }
 
 /** A request/parse operation chosen per call by the send context's municipality. */
-function dispatch<In, Out>(pick: (context: SendContext) => Operation<In, Out> | undefined): Operation<In, Out> {
+export function dispatch<In, Out>(pick: (context: SendContext) => Operation<In, Out> | undefined): Operation<In, Out> {
   const of = (context: SendContext) => {
     const operation = pick(context);
     if (!operation || !('request' in operation)) throw new Error('abrasf-v2 layouts: operation missing for the city');

@@ -318,5 +318,6 @@ export function buildCancelamento(
 export function cabecalho(config: AbrasfProviderConfig): string {
   const versao = config.body.cabecalhoVersion ?? config.version;
   const ns = config.namespaces?.cabecalho ? ` xmlns="${config.namespaces.cabecalho}"` : nsAttr(config);
-  return `<cabecalho versao="${versao}"${ns}>${el('versaoDados', versao)}</cabecalho>`;
+  const attribute = config.body.cabecalhoAttribute ?? versao;
+  return `<cabecalho versao="${attribute}"${ns}>${el('versaoDados', versao)}</cabecalho>`;
 }
