@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ABRASF_V1_DEFINITIONS } from '../../src/engines/abrasf-v1/index.ts';
 import { horusNamespace } from '../../src/engines/abrasf-v1/providers/horus.ts';
 import { UnknownEndpointError } from '../../src/engines/kit/family.ts';
 import { createHorusService, HORUS_PROFILE } from '../../src/sandbox/abrasf-v1/horus.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
-import { normalizedInvoice, startProviderSandbox } from './support.ts';
-import { describeConformance } from './suite.ts';
+import { describeAbrasfV1Conformance } from './abrasf-v1-env.ts';
 
 /**
  * Horus (BH's ABRASF 1.00 schema; `<xml>` escaped in the operation element of the city's namespace, SOAPAction
@@ -13,33 +10,11 @@ import { describeConformance } from './suite.ts';
  * Nacional provider. The sandbox holds a lote for `holdMs` = 0 and checks each of its answers against the provider's
  * schema. The business rejection: a lote whose prestador is not the certificate's holder (E157).
  */
-const project = fiscalProfile({
-  ambiente: 2,
-  codigoMunicipio: '3111101',
-  regimeTributario: '3',
-  aliquotaSimples: 5,
-  inscricaoMunicipal: '123456',
-});
-const stranger = { ...project, cnpj: '45723174000110' };
-
-describeConformance({
-  family: ABRASF_V1_DEFINITIONS['abrasf-v1:horus']!,
-  project,
-  invoice: () => normalizedInvoice(project),
-  rejection: { project: stranger, invoice: normalizedInvoice(stranger), code: 'E157' },
-  start: () =>
-    startProviderSandbox({
-      slug: HORUS_PROFILE.slug,
-      project,
-      service: ({ signer, dataDir }) =>
-        createHorusService({
-          signer,
-          now: () => new Date(),
-          logger: { info: () => {}, warn: () => {} },
-          dataDir,
-          holdMs: 0,
-        }),
-    }),
+describeAbrasfV1Conformance({
+  engine: 'abrasf-v1:horus',
+  project: { codigoMunicipio: '3111101' },
+  slug: HORUS_PROFILE.slug,
+  service: createHorusService,
 });
 
 describe('Horus: the service namespace per city', () => {

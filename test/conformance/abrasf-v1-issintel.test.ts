@@ -1,12 +1,11 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ABRASF_V1_DEFINITIONS } from '../../src/engines/abrasf-v1/index.ts';
 import { issIntelRps, issIntelService } from '../../src/engines/abrasf-v1/providers/issintel.ts';
 import { UnknownEndpointError } from '../../src/engines/kit/family.ts';
 import { createIssIntelService, ISSINTEL_PROFILE } from '../../src/sandbox/abrasf-v1/issintel.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
 import { normalizedInvoice, startProviderSandbox } from './support.ts';
-import { type ConformanceEnvironment, describeConformance } from './suite.ts';
+import type { ConformanceEnvironment } from './suite.ts';
+import { describeAbrasfV1Conformance } from './abrasf-v1-env.ts';
 
 /**
  * ISSIntel (BH's ABRASF 1.00 schema with CodigoServicoNacional and the PIS/COFINS group; the message inline in the
@@ -15,33 +14,11 @@ import { type ConformanceEnvironment, describeConformance } from './suite.ts';
  * `holdMs` = 0 and checks each of its answers against the provider's schema. The business rejection: a lote whose
  * prestador is not the certificate's holder (E157, refused at reception).
  */
-const project = fiscalProfile({
-  ambiente: 2,
-  codigoMunicipio: '3161106',
-  regimeTributario: '3',
-  aliquotaSimples: 5,
-  inscricaoMunicipal: '123456',
-});
-const stranger = { ...project, cnpj: '45723174000110' };
-
-describeConformance({
-  family: ABRASF_V1_DEFINITIONS['abrasf-v1:issintel']!,
-  project,
-  invoice: () => normalizedInvoice(project),
-  rejection: { project: stranger, invoice: normalizedInvoice(stranger), code: 'E157' },
-  start: () =>
-    startProviderSandbox({
-      slug: ISSINTEL_PROFILE.slug,
-      project,
-      service: ({ signer, dataDir }) =>
-        createIssIntelService({
-          signer,
-          now: () => new Date(),
-          logger: { info: () => {}, warn: () => {} },
-          dataDir,
-          holdMs: 0,
-        }),
-    }),
+const { project } = describeAbrasfV1Conformance({
+  engine: 'abrasf-v1:issintel',
+  project: { codigoMunicipio: '3161106' },
+  slug: ISSINTEL_PROFILE.slug,
+  service: createIssIntelService,
 });
 
 describe('ISSIntel: per-city service and layout details', () => {

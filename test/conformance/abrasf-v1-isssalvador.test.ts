@@ -1,11 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { ABRASF_V1_DEFINITIONS } from '../../src/engines/abrasf-v1/index.ts';
 import { ISSSALVADOR_CONFIG } from '../../src/engines/abrasf-v1/providers/isssalvador.ts';
 import { createAbrasfV1Service } from '../../src/sandbox/abrasf-v1/service.ts';
 import { ISSSALVADOR_PROFILE } from '../../src/sandbox/abrasf-v1/isssalvador.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
-import { normalizedInvoice, startProviderSandbox } from './support.ts';
-import { describeConformance } from './suite.ts';
+import { describeAbrasfV1Conformance } from './abrasf-v1-env.ts';
 
 /**
  * ISSSalvador (ABRASF 1.00 on WCF, asynchronous lotes, RPS and lote signed, mutual TLS) against its sandbox, in
@@ -15,38 +12,19 @@ import { describeConformance } from './suite.ts';
  * the NFS-e. No cancellation (Salvador cancels by administrative process only). The business rejection: a lote whose
  * prestador is not the certificate's holder (E157, refused at reception).
  */
-const project = fiscalProfile({
-  ambiente: 2,
-  codigoMunicipio: '2927408',
-  regimeTributario: '3',
-  aliquotaSimples: 5,
-  inscricaoMunicipal: '1234567',
-  cnae: '6201501',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultCstIbscbs: '000',
-  defaultClassificacaoTributaria: '000001',
-});
-const stranger = { ...project, cnpj: '45723174000110' };
-
-describeConformance({
-  family: ABRASF_V1_DEFINITIONS['abrasf-v1:isssalvador']!,
-  project,
-  invoice: () => normalizedInvoice(project),
-  rejection: { project: stranger, invoice: normalizedInvoice(stranger), code: 'E157' },
-  start: () =>
-    startProviderSandbox({
-      slug: ISSSALVADOR_PROFILE.slug,
-      project,
-      service: ({ signer, dataDir }) =>
-        createAbrasfV1Service(ISSSALVADOR_PROFILE, {
-          signer,
-          now: () => new Date(),
-          logger: { info: () => {}, warn: () => {} },
-          dataDir,
-          holdMs: 0,
-        }),
-    }),
+describeAbrasfV1Conformance({
+  engine: 'abrasf-v1:isssalvador',
+  project: {
+    codigoMunicipio: '2927408',
+    inscricaoMunicipal: '1234567',
+    cnae: '6201501',
+    defaultNbs: '115021000',
+    defaultIndicadorOperacao: '100301',
+    defaultCstIbscbs: '000',
+    defaultClassificacaoTributaria: '000001',
+  },
+  slug: ISSSALVADOR_PROFILE.slug,
+  service: (options) => createAbrasfV1Service(ISSSALVADOR_PROFILE, options),
 });
 
 describe('ISSSalvador: one WCF service per operation (live URLs)', () => {

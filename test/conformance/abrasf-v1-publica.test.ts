@@ -1,11 +1,10 @@
 import { Agent, request } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ABRASF_V1_DEFINITIONS } from '../../src/engines/abrasf-v1/index.ts';
 import { PUBLICA_PROFILE } from '../../src/sandbox/abrasf-v1/publica.ts';
 import { createAbrasfV1Service } from '../../src/sandbox/abrasf-v1/service.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
-import { normalizedInvoice, startProviderSandbox } from './support.ts';
-import { type ConformanceEnvironment, describeConformance } from './suite.ts';
+import { startProviderSandbox } from './support.ts';
+import type { ConformanceEnvironment } from './suite.ts';
+import { conformanceSandboxOptions, describeAbrasfV1Conformance } from './abrasf-v1-env.ts';
 
 /**
  * Publica (its extended ABRASF 1.00 layout in `http://www.publica.inf.br`, `<Op><XML>` in CDATA, the lote, the
@@ -13,33 +12,11 @@ import { type ConformanceEnvironment, describeConformance } from './suite.ts';
  * Simples Nacional provider. The sandbox holds a lote for `holdMs` = 0 and checks each of its answers against the
  * provider's schema. The business rejection: a lote whose prestador is not the signer (E157, refused at reception).
  */
-const project = fiscalProfile({
-  ambiente: 2,
-  codigoMunicipio: '4209102',
-  regimeTributario: '3',
-  aliquotaSimples: 5,
-  inscricaoMunicipal: '123456',
-});
-const stranger = { ...project, cnpj: '45723174000110' };
-
-describeConformance({
-  family: ABRASF_V1_DEFINITIONS['abrasf-v1:publica']!,
-  project,
-  invoice: () => normalizedInvoice(project),
-  rejection: { project: stranger, invoice: normalizedInvoice(stranger), code: 'E157' },
-  start: () =>
-    startProviderSandbox({
-      slug: PUBLICA_PROFILE.slug,
-      project,
-      service: ({ signer, dataDir }) =>
-        createAbrasfV1Service(PUBLICA_PROFILE, {
-          signer,
-          now: () => new Date(),
-          logger: { info: () => {}, warn: () => {} },
-          dataDir,
-          holdMs: 0,
-        }),
-    }),
+const { project } = describeAbrasfV1Conformance({
+  engine: 'abrasf-v1:publica',
+  project: { codigoMunicipio: '4209102' },
+  slug: PUBLICA_PROFILE.slug,
+  service: (options) => createAbrasfV1Service(PUBLICA_PROFILE, options),
 });
 
 describe('Publica: the consultations are signed (the schema requires their Signature)', () => {
@@ -49,14 +26,7 @@ describe('Publica: the consultations are signed (the schema requires their Signa
     env = await startProviderSandbox({
       slug: PUBLICA_PROFILE.slug,
       project,
-      service: ({ signer, dataDir }) =>
-        createAbrasfV1Service(PUBLICA_PROFILE, {
-          signer,
-          now: () => new Date(),
-          logger: { info: () => {}, warn: () => {} },
-          dataDir,
-          holdMs: 0,
-        }),
+      service: (deps) => createAbrasfV1Service(PUBLICA_PROFILE, conformanceSandboxOptions(deps)),
     });
     agent = new Agent({ connect: { ca: env.caPem } });
   });
