@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { XMLSerializer } from '@xmldom/xmldom';
 import { JsonlFile } from '../kit/jsonl.ts';
+import { registerSettingsRoute } from '../kit/register-settings.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import { at, childElements, escapeXml, parseDom, textAt } from '../kit/xml-dom.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
@@ -239,15 +240,13 @@ export function createNFSeBrasilService(deps: MunicipalSandboxDependencies & { h
     errorReply: (_req, err) => soapFault(500, 'soap:Server', err.message),
     faults: { errorReply: () => soapFault(503, 'soap:Server', 'Serviço indisponível') },
     admin: [
-      {
-        method: 'PUT',
-        path: '/__sandbox/nfsebrasil/settings',
-        handler(req) {
-          const given = req.json()?.keys;
-          keys = given && typeof given === 'object' ? (given as typeof keys) : null;
-          return { status: 200, body: { keys: keys ? Object.keys(keys).length : null } };
+      registerSettingsRoute<NonNullable<typeof keys>>({
+        slug: 'nfsebrasil',
+        field: 'keys',
+        set: (given) => {
+          keys = given;
         },
-      },
+      }),
     ],
   };
 }

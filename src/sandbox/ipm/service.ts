@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { authorizationOf } from '../kit/client-certificate.ts';
 import { JsonlFile } from '../kit/jsonl.ts';
+import { registerSettingsRoute } from '../kit/register-settings.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import { childElements, escapeXml, parseDom, textAt } from '../kit/xml-dom.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
@@ -247,16 +248,14 @@ export function createIpmService(deps: MunicipalSandboxDependencies): SandboxSer
     errorReply: (_req, err) => refuse(500, `00999 - ${err.message}`),
     faults: { errorReply: () => refuse(503, '00998 - Serviço indisponível') },
     admin: [
-      {
-        method: 'PUT',
-        path: '/__sandbox/ipm/settings',
-        handler(req) {
-          const body = req.json();
-          const given = body?.users;
-          users = given && typeof given === 'object' ? (given as Record<string, string>) : null;
-          return { status: 200, body: { users: users ? Object.keys(users) : null } };
+      registerSettingsRoute<NonNullable<typeof users>>({
+        slug: 'ipm',
+        field: 'users',
+        set: (given) => {
+          users = given;
         },
-      },
+        answer: 'names',
+      }),
     ],
   };
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { JsonlFile } from '../kit/jsonl.ts';
+import { registerSettingsRoute } from '../kit/register-settings.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
 
@@ -232,15 +233,13 @@ export function createBauhausService(deps: MunicipalSandboxDependencies): Sandbo
     errorReply: (_req, err) => refuse(500, '500', err.message),
     faults: { errorReply: () => refuse(503, '503', 'Serviço indisponível') },
     admin: [
-      {
-        method: 'PUT',
-        path: '/__sandbox/own-layout-bauhaus/settings',
-        handler(req) {
-          const given = req.json()?.keys;
-          keys = given && typeof given === 'object' ? (given as typeof keys) : null;
-          return { status: 200, body: { keys: keys ? Object.keys(keys).length : null } };
+      registerSettingsRoute<NonNullable<typeof keys>>({
+        slug: 'own-layout-bauhaus',
+        field: 'keys',
+        set: (given) => {
+          keys = given;
         },
-      },
+      }),
     ],
   };
 }

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { JsonlFile } from '../kit/jsonl.ts';
+import { registerSettingsRoute } from '../kit/register-settings.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import { childElements, escapeXml } from '../kit/xml-dom.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
@@ -336,15 +337,13 @@ export function createEGoverneIssService(deps: MunicipalSandboxDependencies): Sa
     errorReply: (_req, err) => soapFault(500, 'soap:Server', err.message),
     faults: { errorReply: () => soapFault(503, 'soap:Server', 'Serviço indisponível') },
     admin: [
-      {
-        method: 'PUT',
-        path: '/__sandbox/egoverneiss/settings',
-        handler(req) {
-          const given = req.json()?.keys;
-          keys = given && typeof given === 'object' ? (given as Record<string, { simplesNacional?: boolean }>) : null;
-          return { status: 200, body: { keys: keys ? Object.keys(keys).length : null } };
+      registerSettingsRoute<NonNullable<typeof keys>>({
+        slug: 'egoverneiss',
+        field: 'keys',
+        set: (given) => {
+          keys = given;
         },
-      },
+      }),
     ],
   };
 }

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { validateXml } from '../../xml/xsd.ts';
 import { JsonlFile } from '../kit/jsonl.ts';
+import { registerSettingsRoute } from '../kit/register-settings.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import { child, childElements, escapeXml, parseDom, textAt } from '../kit/xml-dom.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
@@ -324,15 +325,14 @@ export function createElLegacyService(deps: MunicipalSandboxDependencies & { hol
       isWrite: (req) => ['EnviarLoteRpsEnvio', 'CancelarNfseMotivoEnvio'].includes(operationOf(req) ?? ''),
     },
     admin: [
-      {
-        method: 'PUT',
-        path: '/__sandbox/own-layout-el/settings',
-        handler(req) {
-          const given = req.json()?.users;
-          users = given && typeof given === 'object' ? (given as typeof users) : null;
-          return { status: 200, body: { users: users ? Object.keys(users) : null } };
+      registerSettingsRoute<NonNullable<typeof users>>({
+        slug: 'own-layout-el',
+        field: 'users',
+        set: (given) => {
+          users = given;
         },
-      },
+        answer: 'names',
+      }),
     ],
   };
 }
