@@ -4,6 +4,8 @@
  * component of `components.schemas` referenced by `$ref`. The name is the schema's `title` (set next to the route
  * with `documented()` of ./schemas.ts); a schema without one is named after its operation and status, so a route
  * added without documentation still yields a valid document (test/service/openapi-examples.test.ts then names it).
+ * A schema inside a component that has a title of its own (the resource in a list, or extended by an `allOf`)
+ * becomes a component too, so the document describes each resource once.
  * Problem responses get the description of their status and the media type the error handler sends,
  * `application/problem+json` (a 429 also its Retry-After header). The input document is not modified.
  */
@@ -47,6 +49,17 @@ const RETRY_AFTER = {
   schema: { type: 'integer', minimum: 1 },
 };
 
+/** Keywords whose value is data, not a schema. */
+const VALUE_KEYS = new Set(['examples', 'example', 'default', 'enum', 'const']);
+
+/** JSON with sorted keys: two schemas built in different key orders compare equal. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => a.localeCompare(b)))
+      : v,
+  );
+
 const pascal = (s: string) =>
   s
     .split(/[^A-Za-z0-9]+/)
@@ -64,14 +77,27 @@ export function withNamedSchemas(document: Json): Json {
 
   const name = (schema: Json, fallback: string, where: string): string => {
     const title = typeof schema.title === 'string' && schema.title ? schema.title : fallback;
-    const component: Json = { ...schema, title };
+    const component = withNestedRefs({ ...schema, title }, where) as Json;
     delete component[RESPONSE_DESCRIPTION];
     const existing = schemas[title];
-    if (existing && JSON.stringify(existing) !== JSON.stringify(component)) {
+    if (existing && canonical(existing) !== canonical(component)) {
       throw new Error(`${where}: two different schemas are named ${title}`);
     }
     schemas[title] = component;
     return `#/components/schemas/${title}`;
+  };
+  // below a component, a schema with a title of its own (a resource inside a list, or extended by an allOf) is
+  // a component too, referenced where it stands; values (examples, defaults, enums) are left as they are
+  const withNestedRefs = (node: Json, where: string): Json =>
+    Object.fromEntries(
+      Object.entries(node).map(([key, value]) => [key, VALUE_KEYS.has(key) ? value : nestedRefs(value, where)]),
+    );
+  const nestedRefs = (node: unknown, where: string): unknown => {
+    if (Array.isArray(node)) return node.map((item) => nestedRefs(item, where));
+    if (!node || typeof node !== 'object') return node;
+    const schema = node as Json;
+    if (typeof schema.title === 'string' && schema.title) return { $ref: name(schema, schema.title, where) };
+    return withNestedRefs(schema, where);
   };
 
   for (const [path, item] of Object.entries(out.paths ?? {})) {

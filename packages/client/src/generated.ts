@@ -1757,71 +1757,13 @@ export type WebhookDelivery = {
   }>;
 };
 
-export type WebhookDeliveryDetail = {
-  /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-  id: string;
-  endpointId: string;
-  eventId: string | null;
-  /** Event name (X-Svc-Event) */
-  event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-  /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-  status: 'pending' | 'succeeded' | 'failed';
-  attemptCount: number;
-  nextAttemptAt: string | null;
-  lastStatusCode: number | null;
-  lastError: string | null;
-  /** Creation time (the first attempt is due then) */
-  createdAt: string;
-  completedAt: string | null;
-  /** Every attempt, oldest first */
-  attempts: Array<{
-    /** 1 to 5 on the automatic schedule; manual retries go on counting */
-    attemptNumber: number;
-    /** When the attempt started */
-    attemptedAt: string;
-    /** A 2xx answer */
-    success: boolean;
-    statusCode: number | null;
-    durationMs: number;
-    error: string | null;
-    responseSnippet: string | null;
-  }>;
-} & {
+export type WebhookDeliveryDetail = WebhookDelivery & {
   /** The exact JSON body sent on every attempt */
   body: string;
 };
 
 export type WebhookDeliveryList = {
-  data: Array<{
-    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-    id: string;
-    endpointId: string;
-    eventId: string | null;
-    /** Event name (X-Svc-Event) */
-    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-    status: 'pending' | 'succeeded' | 'failed';
-    attemptCount: number;
-    nextAttemptAt: string | null;
-    lastStatusCode: number | null;
-    lastError: string | null;
-    /** Creation time (the first attempt is due then) */
-    createdAt: string;
-    completedAt: string | null;
-    /** Every attempt, oldest first */
-    attempts: Array<{
-      /** 1 to 5 on the automatic schedule; manual retries go on counting */
-      attemptNumber: number;
-      /** When the attempt started */
-      attemptedAt: string;
-      /** A 2xx answer */
-      success: boolean;
-      statusCode: number | null;
-      durationMs: number;
-      error: string | null;
-      responseSnippet: string | null;
-    }>;
-  }>;
+  data: WebhookDelivery[];
   pagination: {
     page: number;
     limit: number;
@@ -1847,42 +1789,12 @@ export type WebhookEndpoint = {
   updatedAt: string;
 };
 
-export type WebhookEndpointCreated = {
-  /** Endpoint id (UUID) */
-  id: string;
-  url: string;
-  description: string | null;
-  events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-  active: boolean;
-  /** A secret is set: deliveries are signed */
-  signing: boolean;
-  secretHint: string | null;
-  previousSecretExpiresAt: string | null;
-  /** Creation time */
-  createdAt: string;
-  /** Last change */
-  updatedAt: string;
-} & {
+export type WebhookEndpointCreated = WebhookEndpoint & {
   secret: string | null;
 };
 
 export type WebhookEndpointList = {
-  data: Array<{
-    /** Endpoint id (UUID) */
-    id: string;
-    url: string;
-    description: string | null;
-    events: Array<'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed'>;
-    active: boolean;
-    /** A secret is set: deliveries are signed */
-    signing: boolean;
-    secretHint: string | null;
-    previousSecretExpiresAt: string | null;
-    /** Creation time */
-    createdAt: string;
-    /** Last change */
-    updatedAt: string;
-  }>;
+  data: WebhookEndpoint[];
   pagination: {
     page: number;
     limit: number;
@@ -1897,37 +1809,7 @@ export type WebhookTestResult = {
   durationMs: number | null;
   error: string | null;
   responseSnippet: string | null;
-  /** One event delivered to one endpoint, with its attempts */
-  delivery: {
-    /** Delivery id: the X-Svc-Delivery and webhook-id of every attempt (UUID) */
-    id: string;
-    endpointId: string;
-    eventId: string | null;
-    /** Event name (X-Svc-Event) */
-    event: 'nfse.issued' | 'nfse.error' | 'nfse.cancelled' | 'nfse.documents_ready' | 'batch.completed' | 'webhook.test';
-    /** pending: an attempt is due or scheduled; succeeded: a 2xx answer; failed: 5 failed attempts (or the endpoint was deleted/disabled) */
-    status: 'pending' | 'succeeded' | 'failed';
-    attemptCount: number;
-    nextAttemptAt: string | null;
-    lastStatusCode: number | null;
-    lastError: string | null;
-    /** Creation time (the first attempt is due then) */
-    createdAt: string;
-    completedAt: string | null;
-    /** Every attempt, oldest first */
-    attempts: Array<{
-      /** 1 to 5 on the automatic schedule; manual retries go on counting */
-      attemptNumber: number;
-      /** When the attempt started */
-      attemptedAt: string;
-      /** A 2xx answer */
-      success: boolean;
-      statusCode: number | null;
-      durationMs: number;
-      error: string | null;
-      responseSnippet: string | null;
-    }>;
-  };
+  delivery: WebhookDelivery;
 };
 
 // ── Operations ──

@@ -82,7 +82,8 @@ export const EndpointSchema = Type.Object(
     createdAt: dateTime('Creation time'),
     updatedAt: dateTime('Last change'),
   },
-  { description: 'A webhook endpoint (the secret itself is never returned after creation)' },
+  // the title names it in the OpenAPI document wherever it stands (lists, the created endpoint, …)
+  { title: 'WebhookEndpoint', description: 'A webhook endpoint (the secret itself is never returned after creation)' },
 );
 
 /** The endpoint the OpenAPI examples show (get, list; create and update vary it). */
@@ -138,7 +139,7 @@ export const DeliverySchema = Type.Object(
     completedAt: Nullable(dateTime('When it succeeded or failed')),
     attempts: Type.Array(AttemptSchema, { description: 'Every attempt, oldest first' }),
   },
-  { description: 'One event delivered to one endpoint, with its attempts' },
+  { title: 'WebhookDelivery', description: 'One event delivered to one endpoint, with its attempts' },
 );
 
 /** The delivery the OpenAPI examples show: succeeded at its second attempt (get, list; retry varies it). */
