@@ -4,6 +4,7 @@ import { validateXml } from '../../xml/xsd.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
 import { BH_NS, bhAnswer } from './bh-answers.ts';
 import { type AbrasfV1SandboxOptions, type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts';
+import { cabecalhoCheck } from './wsdl.ts';
 
 /**
  * CIGA (ACBr CIGA.Provider.pas; the provider's nfse.xsd as ACBr ships it: Belo Horizonte's ABRASF 1.00 schema):
@@ -20,19 +21,6 @@ const op = (operation: AbrasfV1SandboxProfile['operations'][string]['operation']
   parameter: 'nfseDadosMsg',
 });
 
-function cabecalhoValid(xml: string): boolean {
-  try {
-    const root = parseDom(xml).documentElement;
-    return (
-      root?.localName === 'cabecalho' &&
-      root.getAttribute('versao') === '1.00' &&
-      at(root, 'versaoDados')?.textContent === '1.00'
-    );
-  } catch {
-    return false;
-  }
-}
-
 export const CIGA_PROFILE: AbrasfV1SandboxProfile = {
   engine: 'abrasf-v1:ciga',
   slug: 'ciga',
@@ -42,7 +30,7 @@ export const CIGA_PROFILE: AbrasfV1SandboxProfile = {
   soap: {
     namespace: SERVICE_NS,
     qualifiedParameters: false,
-    header: { parameter: 'nfseCabecMsg', valid: cabecalhoValid },
+    header: { parameter: 'nfseCabecMsg', valid: cabecalhoCheck({ versao: '1.00' }) },
     result: 'outputXML',
   },
   operations: {

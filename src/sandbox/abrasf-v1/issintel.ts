@@ -5,6 +5,7 @@ import { at, child, childElements, escapeXml, parseDom, textAt } from '../kit/xm
 import { signEnveloped } from '../kit/xml-signature.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
 import { type AbrasfV1SandboxOptions, type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts';
+import { wsdlOperationTable } from './wsdl.ts';
 
 /**
  * ISSIntel / ISSIntegra (ACBr ISSIntel.Provider.pas; the provider's nfse.xsd as ACBr ships it: Belo Horizonte's
@@ -30,11 +31,6 @@ const NOTE_SIGNATURE = {
   digestAlgorithm: 'http://www.w3.org/2000/09/xmldsig#sha1',
   canonicalizationAlgorithm: 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315',
 };
-const op = (operation: AbrasfV1SandboxProfile['operations'][string]['operation']) => ({
-  operation,
-  soapAction: '',
-  parameter: 'xml',
-});
 
 export const ISSINTEL_PROFILE: AbrasfV1SandboxProfile = {
   engine: 'abrasf-v1:issintel',
@@ -43,14 +39,7 @@ export const ISSINTEL_PROFILE: AbrasfV1SandboxProfile = {
   schema: 'abrasf100ISSIntel',
   dataNamespace: DATA_NS,
   soap: { namespace: INTERNAL_NS, qualifiedParameters: false, result: 'return' },
-  operations: {
-    RecepcionarLoteRps: op('recepcionar'),
-    ConsultarSituacaoLoteRps: op('consultarSituacao'),
-    ConsultarLoteRps: op('consultarLote'),
-    ConsultarNfsePorRps: op('consultarPorRps'),
-    ConsultarNfse: op('consultarNfse'),
-    CancelarNfse: op('cancelar'),
-  },
+  operations: wsdlOperationTable(() => ({ soapAction: '', parameter: 'xml' })),
   note: { idAttribute: 'Id', competencia: 'dateTime', cancellation: 'official' },
   clientCertificate: true,
   signature: { rps: false, lote: true, queries: false, cancel: true },

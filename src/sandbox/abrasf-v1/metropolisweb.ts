@@ -1,6 +1,6 @@
 import type { MunicipalSandbox } from '../municipal.ts';
-import { at, parseDom } from '../kit/xml-dom.ts';
 import { type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts';
+import { cabecalhoCheck, wsdlOperationTable } from './wsdl.ts';
 
 /**
  * MetropolisWeb (ACBr MetropolisWeb.Provider.pas; the provider's nfse.xsd as ACBr ships it): operations in
@@ -11,25 +11,6 @@ import { type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts
  * (Confirmacao{Pedido, DataHoraCancelamento} signed by the sandbox).
  */
 const ABRASF = 'http://www.abrasf.org.br/ABRASF/arquivos/nfse.xsd';
-const op = (operation: AbrasfV1SandboxProfile['operations'][string]['operation']) => ({
-  operation,
-  soapAction: '',
-  parameter: 'nfseDadosMsg',
-});
-
-function cabecalhoValid(xml: string): boolean {
-  try {
-    const root = parseDom(xml).documentElement;
-    return (
-      root?.localName === 'cabecalho' &&
-      root.namespaceURI === ABRASF &&
-      root.getAttribute('versao') === '1.00' &&
-      at(root, 'versaoDados')?.textContent === '1.00'
-    );
-  } catch {
-    return false;
-  }
-}
 
 export const METROPOLISWEB_PROFILE: AbrasfV1SandboxProfile = {
   engine: 'abrasf-v1:metropolisweb',
@@ -41,17 +22,10 @@ export const METROPOLISWEB_PROFILE: AbrasfV1SandboxProfile = {
     namespace: 'http://endpoint.nfse.ws.webservicenfse.edza.com.br/',
     qualifiedParameters: false,
     requestWrapper: true,
-    header: { parameter: 'nfseCabecMsg', valid: cabecalhoValid },
+    header: { parameter: 'nfseCabecMsg', valid: cabecalhoCheck({ versao: '1.00', namespaces: [ABRASF] }) },
     result: 'outputXML',
   },
-  operations: {
-    RecepcionarLoteRps: op('recepcionar'),
-    ConsultarSituacaoLoteRps: op('consultarSituacao'),
-    ConsultarLoteRps: op('consultarLote'),
-    ConsultarNfsePorRps: op('consultarPorRps'),
-    ConsultarNfse: op('consultarNfse'),
-    CancelarNfse: op('cancelar'),
-  },
+  operations: wsdlOperationTable(() => ({ soapAction: '', parameter: 'nfseDadosMsg' })),
   answerSchema: () => 'abrasf100MetropolisWeb',
   note: { idAttribute: 'id', competencia: 'dateTime', cancellation: 'official' },
   clientCertificate: false,

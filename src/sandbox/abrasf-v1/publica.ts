@@ -1,5 +1,6 @@
 import type { MunicipalSandbox } from '../municipal.ts';
 import { type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts';
+import { wsdlOperationTable } from './wsdl.ts';
 
 /**
  * Publica (ACBr Publica.Provider.pas; the provider's nfse.xsd as ACBr ships it): operations in
@@ -13,11 +14,6 @@ import { type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts
  *   (tcNfse holds InfNfse only); the cancellation confirmed in the official shape (Confirmacao{Pedido,
  *   DataHoraCancelamento} signed by the sandbox).
  */
-const op = (operation: AbrasfV1SandboxProfile['operations'][string]['operation']) => ({
-  operation,
-  soapAction: '',
-  parameter: 'XML',
-});
 
 export const PUBLICA_PROFILE: AbrasfV1SandboxProfile = {
   engine: 'abrasf-v1:publica',
@@ -30,14 +26,7 @@ export const PUBLICA_PROFILE: AbrasfV1SandboxProfile = {
     qualifiedParameters: false,
     result: 'return',
   },
-  operations: {
-    RecepcionarLoteRps: op('recepcionar'),
-    ConsultarSituacaoLoteRps: op('consultarSituacao'),
-    ConsultarLoteRps: op('consultarLote'),
-    ConsultarNfsePorRps: op('consultarPorRps'),
-    ConsultarNfseFaixa: op('consultarNfse'),
-    CancelarNfse: op('cancelar'),
-  },
+  operations: wsdlOperationTable(() => ({ soapAction: '', parameter: 'XML' }), { consultarNfse: 'ConsultarNfseFaixa' }),
   requestRoots: { consultarNfse: 'ConsultarNfseFaixaEnvio' },
   answerRoots: { consultarPorRps: 'ConsultarNfseResposta', consultarNfse: 'ConsultarNfseFaixaResposta' },
   answerSchema: () => 'abrasf100Publica',

@@ -1,6 +1,6 @@
 import type { MunicipalSandbox } from '../municipal.ts';
-import { at, parseDom } from '../kit/xml-dom.ts';
 import { type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts';
+import { cabecalhoCheck, wsdlOperationTable } from './wsdl.ts';
 
 /**
  * SpeedGov 1.00 (ACBr SpeedGov.Provider.pas; SpeedGov's v1 schemas as ACBr ships them): operations in
@@ -13,25 +13,6 @@ import { type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts
 const TIPOS = 'http://ws.speedgov.com.br/tipos_v1.xsd';
 const CABECALHO = 'http://ws.speedgov.com.br/cabecalho_v1.xsd';
 const snake = (root: string) => root.replace(/([a-z])([A-Z])/g, '$1_$2').toLowerCase();
-const op = (operation: AbrasfV1SandboxProfile['operations'][string]['operation']) => ({
-  operation,
-  soapAction: '',
-  parameter: 'parameters',
-});
-
-function cabecalhoValid(xml: string): boolean {
-  try {
-    const root = parseDom(xml).documentElement;
-    return (
-      root?.localName === 'cabecalho' &&
-      root.namespaceURI === CABECALHO &&
-      root.getAttribute('versao') === '1' &&
-      at(root, 'versaoDados')?.textContent === '1'
-    );
-  } catch {
-    return false;
-  }
-}
 
 export const SPEEDGOV_PROFILE: AbrasfV1SandboxProfile = {
   engine: 'abrasf-v1:speedgov',
@@ -43,17 +24,10 @@ export const SPEEDGOV_PROFILE: AbrasfV1SandboxProfile = {
   soap: {
     namespace: 'http://www.abrasf.org.br/ABRASF/arquivos/nfse.xsd',
     qualifiedParameters: false,
-    header: { parameter: 'header', valid: cabecalhoValid },
+    header: { parameter: 'header', valid: cabecalhoCheck({ versao: '1', namespaces: [CABECALHO] }) },
     result: 'return',
   },
-  operations: {
-    RecepcionarLoteRps: op('recepcionar'),
-    ConsultarSituacaoLoteRps: op('consultarSituacao'),
-    ConsultarLoteRps: op('consultarLote'),
-    ConsultarNfsePorRps: op('consultarPorRps'),
-    ConsultarNfse: op('consultarNfse'),
-    CancelarNfse: op('cancelar'),
-  },
+  operations: wsdlOperationTable(() => ({ soapAction: '', parameter: 'parameters' })),
   answerSchema: (root) => (root === 'ConsultarNfseRpsResposta' ? 'abrasf100SpeedGovRpsResposta' : null),
   note: { idAttribute: 'Id', competencia: 'date', cancellation: 'inf' },
   clientCertificate: false,

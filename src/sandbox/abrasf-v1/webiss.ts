@@ -1,6 +1,6 @@
-import { at, parseDom } from '../kit/xml-dom.ts';
 import type { MunicipalSandbox } from '../municipal.ts';
 import { type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts';
+import { cabecalhoCheck, wsdlOperationTable } from './wsdl.ts';
 
 /**
  * WebISS's legacy ABRASF 1.00 service (`NfseServices.svc`; its WSDL, reference/providers/webiss/
@@ -13,26 +13,6 @@ import { type AbrasfV1SandboxProfile, createAbrasfV1Service } from './service.ts
  * confirmed as WebISS's tcConfirmacaoCancelamento{Pedido, DataHora}, signed by the sandbox.
  */
 const DATA_NS = 'http://www.abrasf.org.br/nfse';
-const op = (operation: AbrasfV1SandboxProfile['operations'][string]['operation'], element: string) => ({
-  operation,
-  soapAction: `http://tempuri.org/INfseServices/${element}`,
-  parameter: 'msg',
-});
-
-/** The cabeçalho: versao and versaoDados 1.00, without namespace (ACBr) or in the messages' namespace. */
-function cabecalhoValid(xml: string): boolean {
-  try {
-    const root = parseDom(xml).documentElement;
-    return (
-      root?.localName === 'cabecalho' &&
-      (!root.namespaceURI || root.namespaceURI === DATA_NS) &&
-      root.getAttribute('versao') === '1.00' &&
-      at(root, 'versaoDados')?.textContent === '1.00'
-    );
-  } catch {
-    return false;
-  }
-}
 
 export const WEBISS_V1_PROFILE: AbrasfV1SandboxProfile = {
   engine: 'abrasf-v1:webiss',
@@ -43,17 +23,14 @@ export const WEBISS_V1_PROFILE: AbrasfV1SandboxProfile = {
   soap: {
     namespace: 'http://tempuri.org/',
     qualifiedParameters: true,
-    header: { parameter: 'cabec', valid: cabecalhoValid },
+    // the cabeçalho: versao and versaoDados 1.00, without namespace (ACBr) or in the messages' namespace
+    header: { parameter: 'cabec', valid: cabecalhoCheck({ versao: '1.00', namespaces: [null, DATA_NS] }) },
     result: 'Result',
   },
-  operations: {
-    RecepcionarLoteRps: op('recepcionar', 'RecepcionarLoteRps'),
-    ConsultarSituacaoLoteRps: op('consultarSituacao', 'ConsultarSituacaoLoteRps'),
-    ConsultarLoteRps: op('consultarLote', 'ConsultarLoteRps'),
-    ConsultarNfsePorRps: op('consultarPorRps', 'ConsultarNfsePorRps'),
-    ConsultarNfse: op('consultarNfse', 'ConsultarNfse'),
-    CancelarNfse: op('cancelar', 'CancelarNfse'),
-  },
+  operations: wsdlOperationTable((element) => ({
+    soapAction: `http://tempuri.org/INfseServices/${element}`,
+    parameter: 'msg',
+  })),
   answerSchema: () => 'abrasf100WebISS',
   note: { idAttribute: 'Id', competencia: 'dateTime', cancellation: 'official', confirmationDate: 'DataHora' },
   clientCertificate: true,
