@@ -12,7 +12,13 @@ import type { RouteModule } from '../../route.ts';
 import { documented, documentedBody, errorResponses } from '../../schemas.ts';
 import { assertValid } from './common.ts';
 import { readProjectInput } from './project-input.ts';
-import { CreateProjectBody, PROJECT_CREATED_EXAMPLE, ProjectCreated, projectCreatedView } from './project-schemas.ts';
+import {
+  CreateProjectBody,
+  ENDERECO_EXAMPLE,
+  PROJECT_CREATED_EXAMPLE,
+  ProjectCreated,
+  projectCreatedView,
+} from './project-schemas.ts';
 import { ProjectWarnings, routingWarnings } from './routing-warnings.ts';
 
 /** POST /org/projects: registers a fiscal company (spec 2.1, rule 4.1.2). */
@@ -39,15 +45,7 @@ export const createProjectRoute: RouteModule = (app, ctx) => {
             codigoMunicipio: '4106902',
             email: 'fiscal@horizontetecnologia.com.br',
             telefone: '(41) 3322-4455',
-            endereco: {
-              logradouro: 'Rua XV de Novembro',
-              numero: '1299',
-              complemento: 'Sala 804',
-              bairro: 'Centro',
-              cidade: 'Curitiba',
-              uf: 'PR',
-              cep: '80060000',
-            },
+            endereco: ENDERECO_EXAMPLE,
             codigoTributacao: '010701',
             tributacaoIss: 1,
             aliquotaSimples: 6,

@@ -270,6 +270,17 @@ export const ProjectView = Type.Object(
   },
 );
 
+/** The address of the project of the OpenAPI examples (the create request sends it, the project shows it). */
+export const ENDERECO_EXAMPLE = {
+  logradouro: 'Rua XV de Novembro',
+  numero: '1299',
+  complemento: 'Sala 804',
+  bairro: 'Centro',
+  cidade: 'Curitiba',
+  uf: 'PR',
+  cep: '80060000',
+} as const;
+
 /** The project the OpenAPI examples show: as created (POST /org/projects) … */
 export const PROJECT_CREATED_EXAMPLE: Static<typeof ProjectCreated> = {
   id: 'a408dbd1-361b-4349-ae99-111df8564c37',
@@ -302,15 +313,7 @@ export const PROJECT_EXAMPLE: Static<typeof ProjectView> = {
   email: 'fiscal@horizontetecnologia.com.br',
   telefone: '(41) 3322-4455',
   description: null,
-  endereco: {
-    logradouro: 'Rua XV de Novembro',
-    numero: '1299',
-    complemento: 'Sala 804',
-    bairro: 'Centro',
-    cidade: 'Curitiba',
-    uf: 'PR',
-    cep: '80060000',
-  },
+  endereco: ENDERECO_EXAMPLE,
   codigoTributacao: '010701',
   aliquotaSimples: 6,
   regimeIss: null,
