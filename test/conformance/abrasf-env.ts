@@ -57,3 +57,21 @@ export async function startAbrasfSandbox(
     },
   };
 }
+
+/**
+ * The target of a conformance run: the project, its invoice, the business rejection of a lote or RPS whose prestador
+ * is a stranger (another CNPJ: `code`), and the sandbox `start`.
+ */
+export function strangerRejectionTarget(
+  project: ProjectFiscalProfile,
+  code: string,
+  start: () => Promise<ConformanceEnvironment>,
+) {
+  const stranger = { ...project, cnpj: '45723174000110' };
+  return {
+    project,
+    invoice: () => normalized(project),
+    rejection: { project: stranger, invoice: normalized(stranger), code },
+    start,
+  };
+}

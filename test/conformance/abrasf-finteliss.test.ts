@@ -5,7 +5,7 @@ import { abrasfRequest } from '../../src/engines/abrasf-v2/transport.ts';
 import type { SendContext } from '../../src/engines/kit/family.ts';
 import { FINTELISS_PROFILE } from '../../src/sandbox/abrasf-v2/finteliss.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
-import { normalized, startAbrasfSandbox } from './abrasf-env.ts';
+import { startAbrasfSandbox, strangerRejectionTarget } from './abrasf-env.ts';
 import { describeConformance } from './suite.ts';
 
 /**
@@ -21,13 +21,7 @@ const project = fiscalProfile({
   aliquotaSimples: 6,
   inscricaoMunicipal: '1234567',
 });
-const stranger = { ...project, cnpj: '45723174000110' };
-const target = {
-  project,
-  invoice: () => normalized(project),
-  rejection: { project: stranger, invoice: normalized(stranger), code: 'E171' },
-  start: () => startAbrasfSandbox(FINTELISS_PROFILE, project, 0),
-};
+const target = strangerRejectionTarget(project, 'E171', () => startAbrasfSandbox(FINTELISS_PROFILE, project, 0));
 describeConformance({ ...target, family: ABRASF_V2_DEFINITIONS['abrasf-v2:finteliss']! });
 describeConformance({
   ...target,

@@ -2,7 +2,7 @@ import { defineAbrasfProvider } from '../../src/engines/abrasf-v2/index.ts';
 import { FISCO_CONFIG } from '../../src/engines/abrasf-v2/providers/fisco.ts';
 import { FISCO_PROFILE } from '../../src/sandbox/abrasf-v2/fisco.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
-import { normalized, startAbrasfSandbox } from './abrasf-env.ts';
+import { startAbrasfSandbox, strangerRejectionTarget } from './abrasf-env.ts';
 import { describeConformance } from './suite.ts';
 
 /**
@@ -18,13 +18,7 @@ const project = fiscalProfile({
   aliquotaSimples: 6,
   inscricaoMunicipal: '5566',
 });
-const stranger = { ...project, cnpj: '45723174000110' };
-const target = {
-  project,
-  invoice: () => normalized(project),
-  rejection: { project: stranger, invoice: normalized(stranger), code: 'E157' },
-  start: () => startAbrasfSandbox(FISCO_PROFILE, project, 0),
-};
+const target = strangerRejectionTarget(project, 'E157', () => startAbrasfSandbox(FISCO_PROFILE, project, 0));
 
 describeConformance({ ...target, family: defineAbrasfProvider(FISCO_CONFIG) });
 describeConformance({ ...target, family: defineAbrasfProvider({ ...FISCO_CONFIG, emission: 'emitAsyncBatch' }) });

@@ -2,7 +2,7 @@ import { defineAbrasfProvider } from '../../src/engines/abrasf-v2/index.ts';
 import { PRODATA_CONFIG } from '../../src/engines/abrasf-v2/providers/prodata.ts';
 import { PRODATA_PROFILE } from '../../src/sandbox/abrasf-v2/baseline.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
-import { normalized, startAbrasfSandbox } from './abrasf-env.ts';
+import { startAbrasfSandbox, strangerRejectionTarget } from './abrasf-env.ts';
 import { describeConformance } from './suite.ts';
 
 /**
@@ -18,13 +18,7 @@ const project = fiscalProfile({
   aliquotaSimples: 6,
   inscricaoMunicipal: '123456',
 });
-const stranger = { ...project, cnpj: '45723174000110' };
-const target = {
-  project,
-  invoice: () => normalized(project),
-  rejection: { project: stranger, invoice: normalized(stranger), code: 'E157' },
-  start: () => startAbrasfSandbox(PRODATA_PROFILE, project, 0),
-};
+const target = strangerRejectionTarget(project, 'E157', () => startAbrasfSandbox(PRODATA_PROFILE, project, 0));
 
 describeConformance({ ...target, family: defineAbrasfProvider(PRODATA_CONFIG) });
 describeConformance({

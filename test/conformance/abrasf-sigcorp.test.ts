@@ -6,7 +6,7 @@ import { abrasfRequest, cityConfig } from '../../src/engines/abrasf-v2/transport
 import { type SendContext, UnknownEndpointError } from '../../src/engines/kit/family.ts';
 import { createSigcorpService, SIGCORP_PROFILE } from '../../src/sandbox/abrasf-v2/sigcorp.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
-import { normalized } from './abrasf-env.ts';
+import { strangerRejectionTarget } from './abrasf-env.ts';
 import { startWrappedAbrasfSandbox } from './abrasf-wrapped-env.ts';
 import { type ConformanceEnvironment, describeConformance } from './suite.ts';
 
@@ -28,14 +28,9 @@ for (const city of ['3131307', '3516408']) {
     aliquotaSimples: 6,
     inscricaoMunicipal: '1234567',
   });
-  const stranger = { ...project, cnpj: '45723174000110' };
-  const target = {
-    project,
-    invoice: () => normalized(project),
-    rejection: { project: stranger, invoice: normalized(stranger), code: 'E171' },
-    start: () =>
-      startWrappedAbrasfSandbox(SIGCORP_PROFILE, project, (_profile, options) => createSigcorpService(options)),
-  };
+  const target = strangerRejectionTarget(project, 'E171', () =>
+    startWrappedAbrasfSandbox(SIGCORP_PROFILE, project, (_profile, options) => createSigcorpService(options)),
+  );
   describeConformance({ ...target, family: SIGCORP });
   describeConformance({ ...target, rejection: { ...target.rejection, code: 'E157' }, family: ASYNC });
 }
