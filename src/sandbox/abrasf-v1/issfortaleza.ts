@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
-import { at, child, childElements, escapeXml, parseDom } from '../kit/xml-dom.ts';
+import { readSoap11Call } from '../kit/soap11.ts';
+import { at, childElements, escapeXml, parseDom } from '../kit/xml-dom.ts';
 import { createGinfesService, type GinfesSandboxOptions } from '../ginfes/service.ts';
 import type { MunicipalSandbox } from '../municipal.ts';
 
@@ -56,15 +57,9 @@ export function createIssFortalezaService(options: GinfesSandboxOptions): Sandbo
 
   async function post(req: SandboxRequest): Promise<SandboxReply> {
     const env: 1 | 2 = req.params.ambiente === 'producao' ? 1 : 2;
-    let envelope: Element | null;
-    try {
-      envelope = parseDom(req.body.toString('utf8')).documentElement;
-    } catch (err) {
-      return fault(500, 'soap:Client', `XML malformado: ${(err as Error).message}`);
-    }
-    if (envelope?.localName !== 'Envelope' || envelope.namespaceURI !== SOAP_NS)
-      return fault(500, 'soap:VersionMismatch', 'Somente SOAP 1.1 é aceito.');
-    const call = childElements(child(envelope, 'Body') ?? envelope)[0];
+    const read = readSoap11Call(req.body);
+    if (!read.ok) return fault(500, read.kind === 'version' ? 'soap:VersionMismatch' : 'soap:Client', read.message);
+    const call = read.call;
     const root = call ? ROOT[call.localName] : undefined;
     if (!call || !root) return fault(500, 'soap:Client', `Operação não suportada: ${call?.localName ?? '(vazia)'}`);
     if (call.namespaceURI !== FORTALEZA_NS(env))

@@ -1,6 +1,7 @@
 import { XMLSerializer } from '@xmldom/xmldom';
 import { validateXml } from '../../xml/xsd.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
+import { readSoap11Call } from '../kit/soap11.ts';
 import { at, child, childElements, escapeXml, parseDom, textAt } from '../kit/xml-dom.ts';
 import { signEnveloped } from '../kit/xml-signature.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
@@ -98,15 +99,9 @@ export function createIssIntelService(deps: MunicipalSandboxDependencies & Abras
   }
 
   async function soapPost(req: SandboxRequest): Promise<SandboxReply> {
-    let envelope: Element | null;
-    try {
-      envelope = parseDom(req.body.toString('utf8')).documentElement;
-    } catch (err) {
-      return fault(`XML malformado: ${(err as Error).message}`);
-    }
-    if (envelope?.localName !== 'Envelope' || envelope.namespaceURI !== SOAP_NS)
-      return fault('Somente SOAP 1.1 é aceito.');
-    const call = childElements(child(envelope, 'Body') ?? envelope)[0];
+    const read = readSoap11Call(req.body);
+    if (!read.ok) return fault(read.message);
+    const call = read.call;
     const namespace = call?.namespaceURI ?? '';
     if (!call || !CITY_NS.test(namespace) || !ISSINTEL_PROFILE.operations[call.localName])
       return fault(`Operação não suportada: ${call?.localName ?? '(vazia)'} em ${namespace || '(sem namespace)'}`);

@@ -4,6 +4,7 @@ import { XMLSerializer } from '@xmldom/xmldom';
 import { type SchemaName, validateXml } from '../../xml/xsd.ts';
 import { readIcpBrasilIdentity } from '../kit/client-certificate.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
+import { readSoap11Call } from '../kit/soap11.ts';
 import { at, child, childElements, escapeXml, parseDom, textAt } from '../kit/xml-dom.ts';
 import { type SandboxSigner, signEnveloped, verifyEnvelopedSignature } from '../kit/xml-signature.ts';
 import type { MunicipalSandboxDependencies } from '../municipal.ts';
@@ -447,15 +448,9 @@ export function createAbrasfV1Service(
 
   function soapPost(req: SandboxRequest): SandboxReply {
     const env: Ambiente = req.params.ambiente === 'producao' ? 1 : 2;
-    let envelope: Element | null;
-    try {
-      envelope = parseDom(req.body.toString('utf8')).documentElement;
-    } catch (err) {
-      return fault(500, 's:Client', `XML malformado: ${(err as Error).message}`);
-    }
-    if (envelope?.localName !== 'Envelope' || envelope.namespaceURI !== SOAP_NS)
-      return fault(500, 's:VersionMismatch', 'Somente SOAP 1.1 é aceito.');
-    const call = childElements(child(envelope, 'Body') ?? envelope)[0];
+    const read = readSoap11Call(req.body);
+    if (!read.ok) return fault(500, read.kind === 'version' ? 's:VersionMismatch' : 's:Client', read.message);
+    const call = read.call;
     const spec = call && call.namespaceURI === profile.soap.namespace ? profile.operations[call.localName] : undefined;
     if (!call || !spec) return fault(500, 's:Client', `Operação não suportada: ${call?.localName ?? '(vazia)'}`);
     const action = String(req.headers.soapaction ?? '').replace(/^"|"$/g, '');

@@ -1,8 +1,8 @@
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
-import { child, childElements, parseDom } from '../kit/xml-dom.ts';
+import { readSoap11Call } from '../kit/soap11.ts';
 import type { MunicipalSandbox } from '../municipal.ts';
 import { baselineProfile } from './baseline.ts';
-import { SOAP11, soapFault } from './envelope.ts';
+import { soapFault } from './envelope.ts';
 import { withFaixaQuery, type AbrasfSandboxProfile } from './profiles.ts';
 import { type AbrasfSandboxOptions, createAbrasfService } from './service.ts';
 
@@ -52,14 +52,9 @@ export function createSigcorpService(options: AbrasfSandboxOptions): SandboxServ
   const fault = (text: string) => soapFault(500, 'Client', text);
 
   async function soapPost(req: SandboxRequest): Promise<SandboxReply> {
-    let envelope: Element | null;
-    try {
-      envelope = parseDom(req.body.toString('utf8')).documentElement;
-    } catch (err) {
-      return fault(`XML malformado: ${(err as Error).message}`);
-    }
-    if (envelope?.localName !== 'Envelope' || envelope.namespaceURI !== SOAP11) return fault('Somente SOAP 1.1.');
-    const call = childElements(child(envelope, 'Body') ?? envelope)[0];
+    const read = readSoap11Call(req.body);
+    if (!read.ok) return fault(read.message);
+    const call = read.call;
     const namespace = call?.namespaceURI ?? '';
     const city = CITY_NS.exec(namespace);
     if (!call || !city) return fault(`Namespace não atendido: ${namespace || '(sem namespace)'}`);
