@@ -322,6 +322,11 @@ export function messageOf(config: AbrasfProviderConfig, operation: AbrasfOperati
   return { ...ABRASF_MESSAGES[operation], ...config.operations?.[operation] };
 }
 
+/** The rows of the operations table saying the provider does not offer `operations` (spread into its table). */
+export function notOffered(...operations: AbrasfOperation[]): Partial<Record<AbrasfOperation, OperationOverride>> {
+  return Object.fromEntries(operations.map((operation) => [operation, { supported: false }]));
+}
+
 export function isSupported(config: AbrasfProviderConfig, operation: AbrasfOperation): boolean {
   return config.operations?.[operation]?.supported !== false;
 }

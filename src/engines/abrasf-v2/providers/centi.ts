@@ -1,4 +1,4 @@
-import type { AbrasfProviderConfig } from '../config.ts';
+import { type AbrasfProviderConfig, notOffered } from '../config.ts';
 
 /**
  * Centi (43 cities in GO, MT and TO; ABRASF 2.02 in its own namespace `http://www.centi.com.br/files/nfse.xsd`).
@@ -27,7 +27,6 @@ import type { AbrasfProviderConfig } from '../config.ts';
  * signed by ACBr and unsigned by the VB client, answered by a GerarNfseResposta whose InfNfse/Status is 3, a field
  * the schema lacks) disagree, so it is not guessed; withheld ISS is refused (the schema takes no IssRetido).
  */
-const UNSUPPORTED = { supported: false } as const;
 /** the operation's path from whichever of the city's three registry URLs comes first */
 const CENTI_PATH = '/nfe/(?:gerar|cancelar|consultar)(/homologacao)?(?:/rps)?/';
 
@@ -77,12 +76,7 @@ export const CENTI_CONFIG: AbrasfProviderConfig = {
   operations: {
     emitSingle: { urlRewrite: { pattern: CENTI_PATH, replacement: '/nfe/gerar$1/' } },
     queryByRps: { urlRewrite: { pattern: CENTI_PATH, replacement: '/nfe/consultar$1/rps/' } },
-    emitAsyncBatch: UNSUPPORTED,
-    emitSyncBatch: UNSUPPORTED,
-    queryBatch: UNSUPPORTED,
-    queryRange: UNSUPPORTED,
-    cancel: UNSUPPORTED,
-    replace: UNSUPPORTED,
+    ...notOffered('emitAsyncBatch', 'emitSyncBatch', 'queryBatch', 'queryRange', 'cancel', 'replace'),
   },
   capabilities: { cancel: false, substitution: false, batch: false, mode: 'sync', pdf: 'none', homologation: true },
 };

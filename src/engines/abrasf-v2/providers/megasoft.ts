@@ -1,7 +1,7 @@
 import { formatDateTimeWithOffset } from '../../../xml/datetime.ts';
 import { escapeXmlAttr } from '../../../xml/escape.ts';
 import type { PrepareInput } from '../../types.ts';
-import type { AbrasfProviderConfig } from '../config.ts';
+import { type AbrasfProviderConfig, notOffered } from '../config.ts';
 import { cpfCnpj, el, nsAttr, prestador } from '../messages.ts';
 
 /**
@@ -70,8 +70,6 @@ function buildMegaSoftRps(config: AbrasfProviderConfig, input: PrepareInput): { 
 }
 
 /** not in the WSDL: the web service offers GerarNfse and ConsultarNfsePorRps only */
-const UNSUPPORTED = { supported: false } as const;
-
 export const MEGASOFT_CONFIG: AbrasfProviderConfig = {
   provider: 'MegaSoft',
   version: '2.00',
@@ -93,12 +91,7 @@ export const MEGASOFT_CONFIG: AbrasfProviderConfig = {
   cancellation: { defaultCode: '1' },
   operations: {
     queryByRps: { encoding: 'escaped' },
-    emitAsyncBatch: UNSUPPORTED,
-    emitSyncBatch: UNSUPPORTED,
-    queryBatch: UNSUPPORTED,
-    queryRange: UNSUPPORTED,
-    cancel: UNSUPPORTED,
-    replace: UNSUPPORTED,
+    ...notOffered('emitAsyncBatch', 'emitSyncBatch', 'queryBatch', 'queryRange', 'cancel', 'replace'),
   },
   hooks: { buildRps: buildMegaSoftRps },
   capabilities: { cancel: false, substitution: false, batch: false, mode: 'sync', pdf: 'none', homologation: false },

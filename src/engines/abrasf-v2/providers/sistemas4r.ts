@@ -1,6 +1,6 @@
 import { escapeXmlText } from '../../../xml/escape.ts';
 import type { SendContext } from '../../kit/family.ts';
-import type { AbrasfOperation, AbrasfProviderConfig, OperationOverride } from '../config.ts';
+import { type AbrasfOperation, type AbrasfProviderConfig, notOffered, type OperationOverride } from '../config.ts';
 import { baselineConfig } from './baseline.ts';
 
 /**
@@ -56,13 +56,8 @@ function sistemas4rMessage(operation: AbrasfOperation, xml: string, context: Sen
   return `<${element} xmlns="${row.namespace}"><Entrada>${escapeXmlText(xml)}</Entrada></${element}>`;
 }
 
-const UNSUPPORTED = { supported: false } as const;
-
 const operations: Partial<Record<AbrasfOperation, OperationOverride>> = {
-  emitAsyncBatch: UNSUPPORTED,
-  emitSingle: UNSUPPORTED,
-  queryRange: UNSUPPORTED,
-  replace: UNSUPPORTED,
+  ...notOffered('emitAsyncBatch', 'emitSingle', 'queryRange', 'replace'),
 };
 const files: NonNullable<AbrasfProviderConfig['operationFiles']>['files'] = {};
 for (const [operation, row] of Object.entries(OPERATIONS) as [
