@@ -7,7 +7,7 @@ import { createNFSeBrasilService } from '../../src/sandbox/abrasf-v1/nfsebrasil.
 import { validateXml } from '../../src/xml/xsd.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
 import { TAKER } from '../support/onboarding.ts';
-import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
+import { normalized, preparedDocument, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
 
 /**
@@ -97,16 +97,7 @@ describe('NFSeBrasil: the access key, names with "&", and an RPS still in an unp
     credentials: { accessToken },
   });
   const prepare = (invoice = normalized(project)) => {
-    const prepared = engine().prepare({
-      project,
-      invoice,
-      serie: '1',
-      number: ++number,
-      issuedAt: new Date(Date.now() - 60_000),
-      certificate: env.certificate,
-    });
-    if (prepared.kind !== 'ok') throw new Error(JSON.stringify(prepared));
-    return prepared.value;
+    return preparedDocument(engine(), { project, certificate: env.certificate, number: ++number, invoice });
   };
 
   beforeAll(async () => {

@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Agent, request } from 'undici';
 import { createA1Certificate, createCertificateAuthority } from '../../src/certificates/generate.ts';
-import { readPkcs12 } from '../../src/certificates/pkcs12.ts';
+import { type A1Certificate, readPkcs12 } from '../../src/certificates/pkcs12.ts';
 import { checkInvoiceRequest, type InvoiceRequest, type NormalizedInvoice } from '../../src/domain/invoice-request.ts';
 import type { ProjectFiscalProfile } from '../../src/domain/project-profile.ts';
+import type { EngineFamily, PreparedDocument } from '../../src/engines/types.ts';
 import { provisionSandboxIdentity } from '../../src/sandbox/identity.ts';
 import type { MunicipalSandboxDependencies } from '../../src/sandbox/municipal.ts';
 import { type SandboxService, startSandboxServer } from '../../src/sandbox/kit/server.ts';
@@ -78,4 +79,24 @@ export async function startRawXmlSandbox(options: {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The engine's prepared document (built, signed, validated) of the standard invoice (or `invoice`), serie 1, numbered
+ * `number`, issued a minute ago; a refusal throws.
+ */
+export function preparedDocument(
+  engine: Pick<EngineFamily, 'prepare'>,
+  input: { project: ProjectFiscalProfile; certificate: A1Certificate; number: number; invoice?: NormalizedInvoice },
+): PreparedDocument {
+  const prepared = engine.prepare({
+    project: input.project,
+    invoice: input.invoice ?? normalized(input.project),
+    serie: '1',
+    number: input.number,
+    issuedAt: new Date(Date.now() - 60_000),
+    certificate: input.certificate,
+  });
+  if (prepared.kind !== 'ok') throw new Error(JSON.stringify(prepared));
+  return prepared.value;
 }

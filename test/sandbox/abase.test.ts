@@ -4,7 +4,7 @@ import { abaseDefinition } from '../../src/engines/dps-provider/abase.ts';
 import { createEngine } from '../../src/engines/kit/engine.ts';
 import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import { createAbaseService } from '../../src/sandbox/raw-xml/abase.ts';
-import { normalized, startRawXmlSandbox } from '../conformance/raw-xml-env.ts';
+import { preparedDocument, startRawXmlSandbox } from '../conformance/raw-xml-env.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
 
 /**
@@ -37,16 +37,7 @@ function signedDps(): { id: string; xml: string } {
     signatureAlgorithm: 'rsa-sha256',
     validateBeforeSend: true,
   });
-  const prepared = engine.prepare({
-    project,
-    invoice: normalized(project),
-    serie: '1',
-    number: ++number,
-    issuedAt: new Date(Date.now() - 60_000),
-    certificate: env.certificate,
-  });
-  if (prepared.kind !== 'ok') throw new Error(JSON.stringify(prepared));
-  return prepared.value;
+  return preparedDocument(engine, { project, certificate: env.certificate, number: ++number });
 }
 
 async function call(

@@ -4,7 +4,7 @@ import { fiorilliDefinition } from '../../src/engines/dps-provider/fiorilli.ts';
 import { createEngine } from '../../src/engines/kit/engine.ts';
 import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import { createFiorilliService, FIORILLI_NS } from '../../src/sandbox/fiorilli/service.ts';
-import { normalized, startRawXmlSandbox } from '../conformance/raw-xml-env.ts';
+import { preparedDocument, startRawXmlSandbox } from '../conformance/raw-xml-env.ts';
 import { fiscalProfile } from '../support/fiscal-profile.ts';
 
 /**
@@ -36,16 +36,7 @@ function signedDps(): { id: string; xml: string } {
     signatureAlgorithm: 'rsa-sha256',
     validateBeforeSend: true,
   });
-  const prepared = engine.prepare({
-    project,
-    invoice: normalized(project),
-    serie: '1',
-    number: ++number,
-    issuedAt: new Date(Date.now() - 60_000),
-    certificate: env.certificate,
-  });
-  if (prepared.kind !== 'ok') throw new Error(JSON.stringify(prepared));
-  return prepared.value;
+  return preparedDocument(engine, { project, certificate: env.certificate, number: ++number });
 }
 
 const envelope = (inner: string) =>
