@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForInvoiceState } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
-import { emissionXml, issueAndSettle, sandboxExchanges, waitForInvoiceStatus } from '../support/issuing-flow.ts';
+import { emissionXml, issueAndSettle, sandboxExchanges } from '../support/issuing-flow.ts';
 import { invoiceBody, type OnboardedProject, onboardProject } from '../support/onboarding.ts';
 
 /**
@@ -41,7 +42,7 @@ describe('issuing through WebISS (ABRASF 2.02) in Aracaju, as a user', () => {
       body: { invoiceId, motivo: 'Serviço não prestado ao tomador' },
     });
     expect(cancel.status, cancel.text).toBeLessThan(300);
-    const cancelled = await waitForInvoiceStatus(t, p.apiKey, invoiceId, (s) => s === 'cancelled');
+    const cancelled = await waitForInvoiceState(t, p.apiKey, invoiceId, (s) => s === 'cancelled');
     expect(cancelled.status, JSON.stringify(cancelled)).toBe('cancelled');
 
     // WebISS publishes a consultation page per note (homologation here): GET /pdf redirects there (spec 4.4)

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitForInvoiceState } from '../documents-flow/support.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
-import { emissionXml, issueAndSettle, sandboxExchanges, waitForInvoiceStatus } from '../support/issuing-flow.ts';
+import { emissionXml, issueAndSettle, sandboxExchanges } from '../support/issuing-flow.ts';
 import { invoiceBody, onboardProject } from '../support/onboarding.ts';
 
 /**
@@ -40,7 +41,7 @@ describe('issuing through Agili (own XML layout 1.00, UnidadeGestora and ChaveDi
 
     const cancel = await t.request('POST', '/cancelar', { key: p.apiKey, body: { invoiceId } });
     expect([200, 202]).toContain(cancel.status);
-    const cancelled = await waitForInvoiceStatus(t, p.apiKey, invoiceId, (s) =>
+    const cancelled = await waitForInvoiceState(t, p.apiKey, invoiceId, (s) =>
       ['cancelled', 'failed', 'rejected'].includes(s),
     );
     expect(cancelled.status, JSON.stringify(cancelled)).toBe('cancelled');

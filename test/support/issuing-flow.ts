@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect } from 'vitest';
+import { waitForInvoiceState } from '../documents-flow/support.ts';
 import type { TestService } from './harness.ts';
 
 /**
@@ -12,24 +13,6 @@ import type { TestService } from './harness.ts';
 // biome-ignore lint/suspicious/noExplicitAny: status body
 type StatusBody = any;
 
-/** Polls GET /invoices/:id/status until `done(status)` holds (or the timeout). */
-export async function waitForInvoiceStatus(
-  t: TestService,
-  apiKey: string,
-  invoiceId: string,
-  done: (status: string) => boolean,
-  timeoutMs = 20_000,
-): Promise<StatusBody> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const res = await t.request('GET', `/invoices/${invoiceId}/status`, { key: apiKey });
-    if (res.status !== 200) throw new Error(`status: ${res.status} ${res.text}`);
-    if (done(res.body.status)) return res.body;
-    if (Date.now() > deadline) throw new Error(`invoice ${invoiceId} still ${res.body.status}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 /** POST /emitir (202 expected), then waits until the invoice is issued, rejected or failed. */
 export async function issueAndSettle(
   t: TestService,
@@ -39,7 +22,7 @@ export async function issueAndSettle(
   const res = await t.request('POST', '/emitir', { key: apiKey, body });
   expect(res.status, res.text).toBe(202);
   const invoiceId: string = res.body.invoiceId;
-  const status = await waitForInvoiceStatus(t, apiKey, invoiceId, (s) => ['issued', 'rejected', 'failed'].includes(s));
+  const status = await waitForInvoiceState(t, apiKey, invoiceId, (s) => ['issued', 'rejected', 'failed'].includes(s));
   return { invoiceId, status };
 }
 
