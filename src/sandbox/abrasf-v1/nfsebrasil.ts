@@ -6,7 +6,14 @@ import { registerSettingsRoute } from '../kit/register-settings.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import { at, childElements, escapeXml, parseDom, textAt } from '../kit/xml-dom.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
-import { readSoapRequest, SoapClientError, schemaErrors, soapFault, stringParameter } from '../soap-string/common.ts';
+import {
+  readSoapRequest,
+  SoapClientError,
+  schemaErrors,
+  soapFault,
+  stringParameter,
+  soapServiceReplies,
+} from '../soap-string/common.ts';
 
 /**
  * NFSeBrasil (Memory Informática, `lote_rps_service.php`) below `/municipal/nfsebrasil/{producao|producaorestrita}`:
@@ -236,9 +243,7 @@ export function createNFSeBrasilService(deps: MunicipalSandboxDependencies & { h
     name: 'NFSeBrasil',
     mount: '/municipal/nfsebrasil/:ambiente(producao|producaorestrita)',
     routes: [{ method: 'POST', path: '/', name: 'nfsebrasil', handler: handle }],
-    notFound: () => soapFault(404, 'soap:Client', 'Endpoint não encontrado'),
-    errorReply: (_req, err) => soapFault(500, 'soap:Server', err.message),
-    faults: { errorReply: () => soapFault(503, 'soap:Server', 'Serviço indisponível') },
+    ...soapServiceReplies(),
     admin: [
       registerSettingsRoute<NonNullable<typeof keys>>({
         slug: 'nfsebrasil',

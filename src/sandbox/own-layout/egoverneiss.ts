@@ -5,7 +5,7 @@ import { registerSettingsRoute } from '../kit/register-settings.ts';
 import type { SandboxReply, SandboxRequest, SandboxService } from '../kit/server.ts';
 import { childElements, escapeXml } from '../kit/xml-dom.ts';
 import type { MunicipalSandbox, MunicipalSandboxDependencies } from '../municipal.ts';
-import { readSoapRequest, SoapClientError, soapAnswer, soapFault } from '../soap-string/common.ts';
+import { readSoapRequest, SoapClientError, soapAnswer, soapFault, soapServiceReplies } from '../soap-string/common.ts';
 
 /**
  * eGoverneISS (Osasco/SP, "Eissnfe" WCF `NotaFiscalEletronica.svc`) below
@@ -333,9 +333,7 @@ export function createEGoverneIssService(deps: MunicipalSandboxDependencies): Sa
     name: 'eGoverneISS',
     mount: '/municipal/egoverneiss/:ambiente(producao|producaorestrita)',
     routes: [{ method: 'POST', path: '/', name: 'egoverneiss', handler: handle }],
-    notFound: () => soapFault(404, 'soap:Client', 'Endpoint não encontrado'),
-    errorReply: (_req, err) => soapFault(500, 'soap:Server', err.message),
-    faults: { errorReply: () => soapFault(503, 'soap:Server', 'Serviço indisponível') },
+    ...soapServiceReplies(),
     admin: [
       registerSettingsRoute<NonNullable<typeof keys>>({
         slug: 'egoverneiss',

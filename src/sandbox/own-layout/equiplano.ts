@@ -12,6 +12,7 @@ import {
   soapFault,
   stringParameter,
   verifyDocumentSignature,
+  soapServiceReplies,
 } from '../soap-string/common.ts';
 
 /**
@@ -465,9 +466,7 @@ export function createEquiplanoService(deps: MunicipalSandboxDependencies): Sand
     routes: [{ method: 'POST', path: '/', name: 'equiplano', handler: handle }],
     before: (req) =>
       req.clientCertificate ? null : soapFault(403, 'soap:Client', 'Certificado digital do cliente obrigatório.'),
-    notFound: () => soapFault(404, 'soap:Client', 'Serviço não encontrado'),
-    errorReply: (_req, err) => soapFault(500, 'soap:Server', err.message),
-    faults: { errorReply: () => soapFault(503, 'soap:Server', 'Serviço indisponível') },
+    ...soapServiceReplies('Serviço não encontrado'),
   };
 }
 

@@ -72,6 +72,18 @@ export function soapFault(status: number, code: 'soap:Client' | 'soap:Server', r
   };
 }
 
+/**
+ * The kit's error replies of a SOAP 1.1 service, as SOAP faults: no such path (404 Client, `notFound` text), an error
+ * (500 Server, its message), an injected fault (503 Server "Serviço indisponível").
+ */
+export function soapServiceReplies(notFound = 'Endpoint não encontrado') {
+  return {
+    notFound: () => soapFault(404, 'soap:Client', notFound),
+    errorReply: (_req: unknown, err: Error) => soapFault(500, 'soap:Server', err.message),
+    faults: { errorReply: () => soapFault(503, 'soap:Server', 'Serviço indisponível') },
+  };
+}
+
 /** A SOAP 1.1 answer whose body is `content` (already XML) as the response element's children. */
 export function soapAnswer(content: string): SandboxReply {
   return {
