@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { ISSSALVADOR_CONFIG } from '../../src/engines/abrasf-v1/providers/isssalvador.ts';
 import { createAbrasfV1Service } from '../../src/sandbox/abrasf-v1/service.ts';
 import { ISSSALVADOR_PROFILE } from '../../src/sandbox/abrasf-v1/isssalvador.ts';
+import { IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { describeAbrasfV1Conformance } from './abrasf-v1-env.ts';
 
 /**
@@ -18,10 +19,7 @@ describeAbrasfV1Conformance({
     codigoMunicipio: '2927408',
     inscricaoMunicipal: '1234567',
     cnae: '6201501',
-    defaultNbs: '115021000',
-    defaultIndicadorOperacao: '100301',
-    defaultCstIbscbs: '000',
-    defaultClassificacaoTributaria: '000001',
+    ...IBS_CBS_FRAMING,
   },
   slug: ISSSALVADOR_PROFILE.slug,
   service: (options) => createAbrasfV1Service(ISSSALVADOR_PROFILE, options),

@@ -5,7 +5,7 @@ import { createEngine } from '../../src/engines/kit/engine.ts';
 import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import { createNFSeBrasilService } from '../../src/sandbox/abrasf-v1/nfsebrasil.ts';
 import { validateXml } from '../../src/xml/xsd.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { TAKER } from '../support/onboarding.ts';
 import { normalized, preparedDocument, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
@@ -22,10 +22,7 @@ const project = fiscalProfile({
   codigoMunicipio: '3151503',
   inscricaoMunicipal: '3810',
   cnae: '6201501',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const stranger = { ...project, inscricaoMunicipal: '9999' };
 

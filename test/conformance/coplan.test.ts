@@ -1,4 +1,4 @@
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { coplanFamily } from '../../src/engines/dps-provider/coplan.ts';
 import { coplanSandbox } from '../../src/sandbox/soap-string/coplan.ts';
 import { normalized, startMunicipalSandbox } from './soap-string-support.ts';
@@ -11,10 +11,7 @@ import { describeConformance } from './suite.ts';
 const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '3300407',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 
 describeConformance({

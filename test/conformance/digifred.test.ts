@@ -1,4 +1,4 @@
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { digifredFamily } from '../../src/engines/dps-provider/digifred.ts';
 import { digifredSandbox } from '../../src/sandbox/soap-string/digifred.ts';
 import { normalized, startMunicipalSandbox } from './soap-string-support.ts';
@@ -11,10 +11,7 @@ import { describeConformance } from './suite.ts';
 const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '4300505',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 
 describeConformance({

@@ -1,6 +1,6 @@
 import { eGoverneIssDefinition } from '../../src/engines/own-layout/egoverneiss.ts';
 import { createEGoverneIssService } from '../../src/sandbox/own-layout/egoverneiss.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
 
@@ -14,10 +14,7 @@ const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '3534401',
   inscricaoMunicipal: '123456',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const simples = { ...project, regimeTributario: '3' as const };
 

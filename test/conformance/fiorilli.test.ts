@@ -1,6 +1,6 @@
 import { fiorilliDefinition } from '../../src/engines/dps-provider/fiorilli.ts';
 import { createFiorilliService } from '../../src/sandbox/fiorilli/service.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
 
@@ -14,10 +14,7 @@ const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '3504008',
   inscricaoMunicipal: '12345',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 
 describeConformance({

@@ -5,7 +5,7 @@ import { createEngine } from '../../src/engines/kit/engine.ts';
 import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import type { EngineFamily } from '../../src/engines/types.ts';
 import { createIpmService } from '../../src/sandbox/ipm/service.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
 
@@ -18,10 +18,7 @@ const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '4214805',
   inscricaoMunicipal: '12345',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const other = { ...project, cnpj: '11222333000262' };
 

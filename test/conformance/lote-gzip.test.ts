@@ -12,7 +12,7 @@ import { provisionSandboxIdentity } from '../../src/sandbox/identity.ts';
 import { startSandboxServer } from '../../src/sandbox/kit/server.ts';
 import { CITTA_PROFILE, type LoteGzipProfile, PRONIM_PROFILE } from '../../src/sandbox/lote-gzip/profiles.ts';
 import { createLoteGzipService } from '../../src/sandbox/lote-gzip/service.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { invoiceBody } from '../support/onboarding.ts';
 import { type ConformanceEnvironment, describeConformance } from './suite.ts';
 
@@ -43,10 +43,7 @@ function projectIn(codigoMunicipio: string): ProjectFiscalProfile {
       uf: null,
       cep: '35000000',
     },
-    defaultNbs: '115021000',
-    defaultIndicadorOperacao: '100301',
-    defaultClassificacaoTributaria: '000001',
-    defaultCstIbscbs: '000',
+    ...IBS_CBS_FRAMING,
   });
 }
 

@@ -1,6 +1,6 @@
 import { modernizacaoPublicaDefinition } from '../../src/engines/dps-provider/modernizacao-publica.ts';
 import { createModernizacaoPublicaService } from '../../src/sandbox/raw-xml/modernizacao-publica.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
 
@@ -13,10 +13,7 @@ const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '3300456',
   inscricaoMunicipal: '12345',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 
 describeConformance({

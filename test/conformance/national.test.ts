@@ -9,7 +9,7 @@ import { readPkcs12 } from '../../src/certificates/pkcs12.ts';
 import { nationalFamily } from '../../src/engines/national/family.ts';
 import { provisionSandboxIdentity } from '../../src/sandbox/identity.ts';
 import { startSefinSandbox } from '../../src/sandbox/sefin/server.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { type ConformanceEnvironment, describeConformance } from './suite.ts';
 
 /**
@@ -19,10 +19,7 @@ import { type ConformanceEnvironment, describeConformance } from './suite.ts';
 const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '2611606',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 
 describeConformance({

@@ -5,7 +5,7 @@ import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import { agiliDefinition, declaracaoXml } from '../../src/engines/own-layout/agili.ts';
 import { createAgiliService } from '../../src/sandbox/own-layout/agili.ts';
 import { validateXml } from '../../src/xml/xsd.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
 
@@ -22,10 +22,7 @@ const project = fiscalProfile({
   codigoMunicipio: '5107602',
   inscricaoMunicipal: '123456',
   codigoTributacao: '010101',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const simples = { ...project, regimeTributario: '3' as const };
 

@@ -1,6 +1,6 @@
 import { bauhausDefinition } from '../../src/engines/own-layout/bauhaus.ts';
 import { createBauhausService } from '../../src/sandbox/own-layout/bauhaus.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
 
@@ -12,10 +12,7 @@ const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '1501709',
   inscricaoMunicipal: '12345',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const wrongRegistration = { ...project, inscricaoMunicipal: '99999' };
 const servico = {

@@ -1,6 +1,6 @@
 import { elLegacyDefinition } from '../../src/engines/own-layout/el.ts';
 import { createElLegacyService } from '../../src/sandbox/own-layout/el.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { normalized, startRawXmlSandbox } from './raw-xml-env.ts';
 import { describeConformance } from './suite.ts';
 
@@ -15,10 +15,7 @@ const project = fiscalProfile({
   codigoMunicipio: '3113305',
   inscricaoMunicipal: '12345',
   email: 'fiscal@empresa.com.br',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const wrongRegistration = { ...project, inscricaoMunicipal: '99999' };
 

@@ -1,6 +1,6 @@
 import { saoPauloFamily } from '../../src/engines/sao-paulo/family.ts';
 import { saoPauloSandbox } from '../../src/sandbox/sao-paulo/service.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { normalized, startMunicipalSandbox } from './soap-string-support.ts';
 import { describeConformance } from './suite.ts';
 
@@ -14,10 +14,7 @@ const project = fiscalProfile({
   codigoMunicipio: '3550308',
   inscricaoMunicipal: '31000000',
   codigoServicoSp: '02658',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const unknownCode = { ...project, codigoServicoSp: '00999' };
 

@@ -5,7 +5,7 @@ import { createEngine } from '../../src/engines/kit/engine.ts';
 import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import { createAbaseService } from '../../src/sandbox/raw-xml/abase.ts';
 import { preparedDocument, startRawXmlSandbox } from '../conformance/raw-xml-env.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 
 /**
  * The ABase sandbox on the wire: Bearer and client certificate both required, application/xml only, the official
@@ -16,10 +16,7 @@ const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '4317509',
   inscricaoMunicipal: '12345',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const TOKEN = 'token-do-teste';
 

@@ -4,7 +4,7 @@ import { coplanFamily } from '../../src/engines/dps-provider/coplan.ts';
 import { coplanSandbox } from '../../src/sandbox/soap-string/coplan.ts';
 import { signXml } from '../../src/xml/sign.ts';
 import { normalized, startMunicipalSandbox } from '../conformance/soap-string-support.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 
 /**
  * The Coplan sandbox's own rules, over raw SOAP: the GeneXus two-namespace envelope (the data namespace follows the
@@ -13,10 +13,7 @@ import { fiscalProfile } from '../support/fiscal-profile.ts';
 const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '3300407',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 
 let env: Awaited<ReturnType<typeof startMunicipalSandbox>>;

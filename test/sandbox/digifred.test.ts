@@ -4,7 +4,7 @@ import { digifredFamily } from '../../src/engines/dps-provider/digifred.ts';
 import { digifredSandbox } from '../../src/sandbox/soap-string/digifred.ts';
 import { signXml } from '../../src/xml/sign.ts';
 import { normalized, startMunicipalSandbox } from '../conformance/soap-string-support.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 
 /**
  * The Digifred sandbox's own rules, over raw SOAP: the empty identifiers and the whole-document signature only,
@@ -13,10 +13,7 @@ import { fiscalProfile } from '../support/fiscal-profile.ts';
 const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '4300505',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 
 let env: Awaited<ReturnType<typeof startMunicipalSandbox>>;

@@ -3,7 +3,7 @@ import { EGOVERNE_NS, notaFiscalXml, withAccessKey } from '../../src/engines/own
 import { type SandboxServer, startSandboxServer } from '../../src/sandbox/kit/server.ts';
 import { createEGoverneIssService } from '../../src/sandbox/own-layout/egoverneiss.ts';
 import { normalized } from '../conformance/raw-xml-env.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 
 /**
  * The eGoverneISS sandbox on the wire (plain HTTP, as the provider takes no client certificate): the access key, the
@@ -15,10 +15,7 @@ const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '3534401',
   inscricaoMunicipal: '123456',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 let server: SandboxServer;
 let number = 100;

@@ -4,7 +4,7 @@ import { EQUIPLANO_NS, loteXml } from '../../src/engines/own-layout/equiplano.ts
 import { createEquiplanoService } from '../../src/sandbox/own-layout/equiplano.ts';
 import { signXml } from '../../src/xml/sign.ts';
 import { normalized, startRawXmlSandbox } from '../conformance/raw-xml-env.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 
 /**
  * The Equiplano sandbox on the wire (HTTPS with the client certificate): unsigned or reordered messages refused
@@ -15,10 +15,7 @@ const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '4127700',
   inscricaoMunicipal: '12345',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 let env: Awaited<ReturnType<typeof startRawXmlSandbox>>;
 let number = 5000;

@@ -5,7 +5,7 @@ import { createEngine } from '../../src/engines/kit/engine.ts';
 import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import { createFiorilliService, FIORILLI_NS } from '../../src/sandbox/fiorilli/service.ts';
 import { preparedDocument, startRawXmlSandbox } from '../conformance/raw-xml-env.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 
 /**
  * The Fiorilli sandbox on the wire: SOAP 1.1 `recepcionarDPS` with `RecepcionarDpsEnvio{DPS}` only, the client
@@ -16,10 +16,7 @@ const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '3504008',
   inscricaoMunicipal: '12345',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const SOAP = 'http://schemas.xmlsoap.org/soap/envelope/';
 

@@ -19,7 +19,7 @@ import { createLoteGzipService } from '../../src/sandbox/lote-gzip/service.ts';
 import { withoutSignatures } from '../../src/xml/read.ts';
 import { signXml } from '../../src/xml/sign.ts';
 import { gunzipBase64, gzipBase64 } from '../../src/xml/transport-encoding.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { invoiceBody } from '../support/onboarding.ts';
 
 /**
@@ -32,10 +32,7 @@ const project: ProjectFiscalProfile = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '3102308',
   inscricaoMunicipal: '12345',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const casca = { ...project, codigoMunicipio: '4304903' };
 

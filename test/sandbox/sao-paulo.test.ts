@@ -6,7 +6,7 @@ import { rpsSignatureString } from '../../src/engines/sao-paulo/messages.ts';
 import { saoPauloSandbox } from '../../src/sandbox/sao-paulo/service.ts';
 import { signXml } from '../../src/xml/sign.ts';
 import { normalized, startMunicipalSandbox } from '../conformance/soap-string-support.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 
 /**
  * The São Paulo sandbox's own rules over raw SOAP: the manual's v2 signature string, the SOAPAction, the client
@@ -17,10 +17,7 @@ const project = fiscalProfile({
   codigoMunicipio: '3550308',
   inscricaoMunicipal: '31000000',
   codigoServicoSp: '02658',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 const NS = 'http://www.prefeitura.sp.gov.br/nfe';
 

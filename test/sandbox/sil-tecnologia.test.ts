@@ -5,7 +5,7 @@ import { silTecnologiaFamily } from '../../src/engines/dps-provider/sil-tecnolog
 import { silSandbox } from '../../src/sandbox/soap-string/sil.ts';
 import { signXml } from '../../src/xml/sign.ts';
 import { normalized, startMunicipalSandbox } from '../conformance/soap-string-support.ts';
-import { fiscalProfile } from '../support/fiscal-profile.ts';
+import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 
 /**
  * The SIL/TBW sandbox's own rules, over raw SOAP: exclusive C14N only ("Falha na validação da assinatura"), the
@@ -14,10 +14,7 @@ import { fiscalProfile } from '../support/fiscal-profile.ts';
 const project = fiscalProfile({
   ambiente: 2,
   codigoMunicipio: '3205200',
-  defaultNbs: '115021000',
-  defaultIndicadorOperacao: '100301',
-  defaultClassificacaoTributaria: '000001',
-  defaultCstIbscbs: '000',
+  ...IBS_CBS_FRAMING,
 });
 
 let env: Awaited<ReturnType<typeof startMunicipalSandbox>>;

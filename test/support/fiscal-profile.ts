@@ -34,3 +34,14 @@ export function fiscalProfile(overrides: Partial<ProjectFiscalProfile> = {}): Pr
     ...overrides,
   };
 }
+
+/**
+ * The IBS/CBS framing a project carries as defaults (NBS, operation indicator, cClassTrib, CST) where the layout or the
+ * city requires it: the values every suite uses.
+ */
+export const IBS_CBS_FRAMING = {
+  defaultNbs: '115021000',
+  defaultIndicadorOperacao: '100301',
+  defaultClassificacaoTributaria: '000001',
+  defaultCstIbscbs: '000',
+} satisfies Partial<ProjectFiscalProfile>;
