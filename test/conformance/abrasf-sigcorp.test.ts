@@ -1,4 +1,4 @@
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineAbrasfProvider } from '../../src/engines/abrasf-v2/index.ts';
 import { SIGCORP_CONFIG } from '../../src/engines/abrasf-v2/providers/sigcorp.ts';
@@ -8,6 +8,7 @@ import { createSigcorpService, SIGCORP_PROFILE } from '../../src/sandbox/abrasf-
 import { fiscalProfile } from '../support/fiscal-profile.ts';
 import { strangerRejectionTarget } from './abrasf-env.ts';
 import { startWrappedAbrasfSandbox } from './abrasf-wrapped-env.ts';
+import { postSoap11 } from './support.ts';
 import { type ConformanceEnvironment, describeConformance } from './suite.ts';
 
 /**
@@ -86,18 +87,13 @@ describe('SigCorp sandbox: the city service idiom is enforced', () => {
     '<ConsultarLoteRpsEnvio xmlns="http://www.abrasf.org.br/nfse.xsd"><Prestador><CpfCnpj><Cnpj>' +
     project.cnpj +
     '</Cnpj></CpfCnpj><InscricaoMunicipal>1234567</InscricaoMunicipal></Prestador><Protocolo>1</Protocolo></ConsultarLoteRpsEnvio>';
-  const post = async (namespace: string, soapAction: string, inner = `<xml><![CDATA[${message}]]></xml>`) => {
-    const body =
-      '<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>' +
-      `<ws:ConsultarLoteRps xmlns:ws="${namespace}">${inner}</ws:ConsultarLoteRps></s:Body></s:Envelope>`;
-    const answer = await request(env.endpoints.url('poll', 2, project.codigoMunicipio), {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${soapAction}"` },
-      body,
-    });
-    return { status: answer.statusCode, text: await answer.body.text() };
-  };
+  const post = (namespace: string, soapAction: string, inner = `<xml><![CDATA[${message}]]></xml>`) =>
+    postSoap11(
+      env.endpoints.url('poll', 2, project.codigoMunicipio),
+      agent,
+      `<ws:ConsultarLoteRps xmlns:ws="${namespace}">${inner}</ws:ConsultarLoteRps>`,
+      soapAction,
+    );
   beforeAll(async () => {
     env = await startWrappedAbrasfSandbox(SIGCORP_PROFILE, project, (_p, options) => createSigcorpService(options));
     agent = new Agent({ connect: { ca: env.caPem, cert: env.certificate.certPem, key: env.certificate.keyPem } });

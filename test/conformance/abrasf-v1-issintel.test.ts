@@ -1,9 +1,9 @@
-import { Agent, request } from 'undici';
+import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { issIntelRps, issIntelService } from '../../src/engines/abrasf-v1/providers/issintel.ts';
 import { UnknownEndpointError } from '../../src/engines/kit/family.ts';
 import { createIssIntelService, ISSINTEL_PROFILE } from '../../src/sandbox/abrasf-v1/issintel.ts';
-import { normalizedInvoice, startProviderSandbox } from './support.ts';
+import { normalizedInvoice, postSoap11, startProviderSandbox } from './support.ts';
 import type { ConformanceEnvironment } from './suite.ts';
 import { describeAbrasfV1Conformance } from './abrasf-v1-env.ts';
 
@@ -55,18 +55,13 @@ describe('ISSIntel sandbox: the city service idiom is enforced', () => {
     '<ConsultarSituacaoLoteRpsEnvio xmlns="http://www.abrasf.org.br/nfse.xsd"><Prestador><Cnpj>' +
     project.cnpj +
     '</Cnpj><InscricaoMunicipal>123456</InscricaoMunicipal></Prestador><Protocolo>1</Protocolo></ConsultarSituacaoLoteRpsEnvio>';
-  const post = async (namespace: string, soapAction: string) => {
-    const body =
-      '<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>' +
-      `<c:ConsultarSituacaoLoteRps xmlns:c="${namespace}">${message}</c:ConsultarSituacaoLoteRps></s:Body></s:Envelope>`;
-    const answer = await request(env.endpoints.url('emit', 2, project.codigoMunicipio), {
-      method: 'POST',
-      dispatcher: agent,
-      headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${soapAction}"` },
-      body,
-    });
-    return { status: answer.statusCode, text: await answer.body.text() };
-  };
+  const post = (namespace: string, soapAction: string) =>
+    postSoap11(
+      env.endpoints.url('emit', 2, project.codigoMunicipio),
+      agent,
+      `<c:ConsultarSituacaoLoteRps xmlns:c="${namespace}">${message}</c:ConsultarSituacaoLoteRps>`,
+      soapAction,
+    );
   beforeAll(async () => {
     env = await startProviderSandbox({
       slug: ISSINTEL_PROFILE.slug,

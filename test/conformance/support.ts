@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createA1Certificate, createCertificateAuthority } from '../../src/certificates/generate.ts';
+import { type Agent, request } from 'undici';
 import { readPkcs12 } from '../../src/certificates/pkcs12.ts';
 import { checkInvoiceRequest, type InvoiceRequest, type NormalizedInvoice } from '../../src/domain/invoice-request.ts';
 import type { ProjectFiscalProfile } from '../../src/domain/project-profile.ts';
@@ -56,4 +57,18 @@ export async function startProviderSandbox(options: {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * POSTs a SOAP 1.1 envelope whose Body holds `call` (the operation element, as XML) with the given SOAPAction, over
+ * `dispatcher` (the sandbox's CA and the client certificate); the status and the text of the answer.
+ */
+export async function postSoap11(url: string, dispatcher: Agent, call: string, soapAction: string) {
+  const answer = await request(url, {
+    method: 'POST',
+    dispatcher,
+    headers: { 'content-type': 'text/xml; charset=utf-8', soapaction: `"${soapAction}"` },
+    body: `<s:Envelope xmlns:s="http://schemas.xmlsoap.org/soap/envelope/"><s:Body>${call}</s:Body></s:Envelope>`,
+  });
+  return { status: answer.statusCode, text: await answer.body.text() };
 }
