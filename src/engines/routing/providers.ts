@@ -70,7 +70,11 @@ export const PROVIDER_TRAITS: Record<string, ProviderTraits> = {
   Citta: cert('rest-json'),
   ISSNet: cert('soap11'),
   // Agili: the digital key and the city hall's CNPJ (UnidadeGestora) in every message
-  Agili: { ...cert('http-xml', false, false), credentials: ['accessToken', 'cnpjPrefeitura'], auth: 'body-credentials' },
+  Agili: {
+    ...cert('http-xml', false, false),
+    credentials: ['accessToken', 'cnpjPrefeitura'],
+    auth: 'body-credentials',
+  },
   ISSIntel: cert('soap11'),
   Publica: cert('soap11', false),
   Ginfes: cert('soap11'),
