@@ -228,3 +228,42 @@ export function buildPedidoCancelamentoNfe(sender: string, ccm: string, numero: 
     `<AssinaturaCancelamento>${assinatura}</AssinaturaCancelamento></Detalhe></PedidoCancelamentoNFe>`
   );
 }
+
+/**
+ * `PedidoEnvioLoteRPS` of the asynchronous service (PedidoEnvioLoteRPSAsync_v02.xsd, §1.6) holding one RPS: the same
+ * RPS (and its v2 signature string) as `PedidoEnvioRPS`, under the v2 lote header (§1.4): `transacao` true, `dtInicio`
+ * = `dtFim` = the RPS's DataEmissao, `QtdRPS` 1 (no ValorTotal*: v1 only). Unsigned (the kit signs the whole root).
+ */
+export function buildPedidoEnvioLoteRpsAsync(input: RpsInput): string {
+  const single = buildPedidoEnvioRps(input);
+  const dia = brasiliaDate(input.issuedAt);
+  return single
+    .replace(/^<PedidoEnvioRPS /, '<PedidoEnvioLoteRPS ')
+    .replace(/<\/PedidoEnvioRPS>$/, '</PedidoEnvioLoteRPS>')
+    .replace(
+      '</CPFCNPJRemetente></Cabecalho>',
+      `</CPFCNPJRemetente><transacao>true</transacao><dtInicio>${dia}</dtInicio><dtFim>${dia}</dtFim><QtdRPS>1</QtdRPS></Cabecalho>`,
+    );
+}
+
+/**
+ * The signed async lote read as the `PedidoEnvioRPS` it wraps (its one RPS, its signature), so the engine validates
+ * it against the official v02 RPS schema before sending; the sandbox validates the lote against the async XSD itself.
+ */
+export function loteAsSingleRps(signedLote: string): string {
+  return signedLote
+    .replace(/^(<\?xml[^>]*>)?<PedidoEnvioLoteRPS /, '<PedidoEnvioRPS ')
+    .replace(/<\/PedidoEnvioLoteRPS>$/, '</PedidoEnvioRPS>')
+    .replace(
+      /<transacao>[^<]*<\/transacao><dtInicio>[^<]*<\/dtInicio><dtFim>[^<]*<\/dtFim><QtdRPS>[^<]*<\/QtdRPS>/,
+      '',
+    );
+}
+
+/** `PedidoConsultaSituacaoLote` (ConsultaSituacaoLoteAsync_v02.xsd: unsigned, no Cabecalho) for one protocol. */
+export function buildPedidoConsultaSituacaoLote(sender: string, protocolo: string): string {
+  return (
+    `<PedidoConsultaSituacaoLote xmlns="${SP_NAMESPACE}"><CPFCNPJRemetente xmlns="">${remetente(sender)}</CPFCNPJRemetente>` +
+    `<NumeroProtocolo xmlns="">${escapeXmlText(protocolo)}</NumeroProtocolo></PedidoConsultaSituacaoLote>`
+  );
+}
