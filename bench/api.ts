@@ -6,7 +6,7 @@
  *   npx tsx bench/api.ts [seconds] [connections]      (needs PostgreSQL: BENCH_DATABASE_URL or DATABASE_URL)
  */
 import { randomBytes } from 'node:crypto';
-import { createDatabase, fmt, load, printTable, startChild, waitForHttp } from './lib.ts';
+import { BENCH_INVOICE, createDatabase, fmt, load, printTable, startChild, waitForHttp } from './lib.ts';
 
 const SECONDS = Number(process.argv[2] ?? 8);
 const CONNECTIONS = Number(process.argv[3] ?? 32);
@@ -29,22 +29,7 @@ function cnpjFrom(n: number): string {
   return `${base}${d1}${dv(base + d1)}`;
 }
 
-const invoice = JSON.stringify({
-  tomador: {
-    cnpj: '11444777000161',
-    nome: 'Cliente Tomador SA',
-    endereco: {
-      logradouro: 'Av. Paulista',
-      numero: '1000',
-      bairro: 'Bela Vista',
-      cidade: 'São Paulo',
-      uf: 'SP',
-      cep: '01310100',
-    },
-  },
-  servico: { descricao: 'Desenvolvimento de software', codigo: '010101' },
-  valores: { total: 1500.5, aliquotaIss: 2 },
-});
+const invoice = JSON.stringify(BENCH_INVOICE);
 
 const db = await createDatabase();
 const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;

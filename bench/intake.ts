@@ -21,28 +21,23 @@ import { join } from 'node:path';
 import { Pool } from 'undici';
 // @ts-expect-error plain JavaScript build script, no declarations
 import { build, buildIsFresh } from '../scripts/build.mjs';
-import { createDatabase, fmt, load, onboardBenchProject, printTable, ROOT, startChild, waitForHttp } from './lib.ts';
+import {
+  BENCH_INVOICE,
+  createDatabase,
+  fmt,
+  load,
+  onboardBenchProject,
+  printTable,
+  ROOT,
+  startChild,
+  waitForHttp,
+} from './lib.ts';
 
 const SECONDS = Number(process.argv[2] ?? 8);
 const CONNECTIONS = Number(process.argv[3] ?? 32);
 const SETTINGS = (process.argv[4] ?? 'pglite,postgres').split(',');
 
-const invoice = JSON.stringify({
-  tomador: {
-    cnpj: '11444777000161',
-    nome: 'Cliente Tomador SA',
-    endereco: {
-      logradouro: 'Av. Paulista',
-      numero: '1000',
-      bairro: 'Bela Vista',
-      cidade: 'São Paulo',
-      uf: 'SP',
-      cep: '01310100',
-    },
-  },
-  servico: { descricao: 'Desenvolvimento de software', codigo: '010101' },
-  valores: { total: 1500.5, aliquotaIss: 2 },
-});
+const invoice = JSON.stringify(BENCH_INVOICE);
 
 function freePort(): Promise<number> {
   return new Promise((resolve) => {

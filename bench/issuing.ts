@@ -17,7 +17,7 @@ import pg from 'pg';
 import { Agent } from 'undici';
 // @ts-expect-error plain JavaScript build script, no declarations
 import { build, buildIsFresh } from '../scripts/build.mjs';
-import { createDatabase, fmt, onboardBenchProject, printTable, startChild, waitForHttp } from './lib.ts';
+import { BENCH_INVOICE, createDatabase, fmt, onboardBenchProject, printTable, startChild, waitForHttp } from './lib.ts';
 
 const NOTES = Number(process.argv[2] ?? 1000);
 const CONCURRENCY = Number(process.argv[3] ?? 128);
@@ -54,22 +54,7 @@ function rawRsaPerSecond(): number {
   return n;
 }
 
-const invoice = {
-  tomador: {
-    cnpj: '11444777000161',
-    nome: 'Cliente Tomador SA',
-    endereco: {
-      logradouro: 'Av. Paulista',
-      numero: '1000',
-      bairro: 'Bela Vista',
-      cidade: 'São Paulo',
-      uf: 'SP',
-      cep: '01310100',
-    },
-  },
-  servico: { descricao: 'Desenvolvimento de software', codigo: '010101' },
-  valores: { total: 1500.5, aliquotaIss: 2 },
-};
+const invoice = BENCH_INVOICE;
 
 const db = await createDatabase();
 const dataDir = `/tmp/nfse-bench-issuing-${process.pid}`;

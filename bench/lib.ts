@@ -141,6 +141,24 @@ export function printTable(title: string, rows: (string | number)[][]): void {
   }
 }
 
+/** The POST /emitir body every benchmark sends: a CNPJ taker with its address (E0235), the project's defaults apply. */
+export const BENCH_INVOICE = {
+  tomador: {
+    cnpj: '11444777000161',
+    nome: 'Cliente Tomador SA',
+    endereco: {
+      logradouro: 'Av. Paulista',
+      numero: '1000',
+      bairro: 'Bela Vista',
+      cidade: 'São Paulo',
+      uf: 'SP',
+      cep: '01310100',
+    },
+  },
+  servico: { descricao: 'Desenvolvimento de software', codigo: '010101' },
+  valores: { total: 1500.5, aliquotaIss: 2 },
+};
+
 /**
  * A benchmark's customer, over HTTP as a user: an organization (key ceiling raised by the operator), a Recife
  * project (national adherent) with its A1 certificate, and a project key; returns that key.

@@ -6,7 +6,7 @@ import { getPriority, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { onboardBenchProject } from '../../bench/lib.ts';
+import { BENCH_INVOICE, onboardBenchProject } from '../../bench/lib.ts';
 
 /**
  * `npm start` on PostgreSQL: the API in the service process, the job workers forked into a process of their own
@@ -103,22 +103,7 @@ describe.runIf(await postgresAvailable())('npm start on PostgreSQL', () => {
     const accepted = await fetch(`${origin}/emitir`, {
       method: 'POST',
       headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        tomador: {
-          cnpj: '11444777000161',
-          nome: 'Cliente Tomador SA',
-          endereco: {
-            logradouro: 'Av. Paulista',
-            numero: '1000',
-            bairro: 'Bela Vista',
-            cidade: 'São Paulo',
-            uf: 'SP',
-            cep: '01310100',
-          },
-        },
-        servico: { descricao: 'Desenvolvimento de software', codigo: '010101' },
-        valores: { total: 1500.5, aliquotaIss: 2 },
-      }),
+      body: JSON.stringify(BENCH_INVOICE),
     });
     expect(accepted.status).toBe(202);
     const { invoiceId } = (await accepted.json()) as { invoiceId: string };
