@@ -3,8 +3,8 @@ import { createEngine } from '../../src/engines/kit/engine.ts';
 import { GovernmentHttpClient } from '../../src/engines/kit/http-client.ts';
 import { asyncUrlOf, saoPauloAsyncFamily } from '../../src/engines/sao-paulo/family.ts';
 import { createSaoPauloService, saoPauloSandbox } from '../../src/sandbox/sao-paulo/service.ts';
-import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
 import { normalized, startMunicipalSandbox } from './soap-string-support.ts';
+import { SAO_PAULO_PROJECT, saoPauloConformance } from './sao-paulo-target.ts';
 import { describeConformance } from './suite.ts';
 
 /**
@@ -13,22 +13,9 @@ import { describeConformance } from './suite.ts';
  * lotes wait before being processed, the lote state machine and the answer lost after the city committed: the
  * protocol is never seen, reconciliation by ConsultaNFe finds the note, and no second lote is ever sent.
  */
-const project = fiscalProfile({
-  ambiente: 1,
-  codigoMunicipio: '3550308',
-  inscricaoMunicipal: '31000000',
-  codigoServicoSp: '02658',
-  ...IBS_CBS_FRAMING,
-});
-const unknownCode = { ...project, codigoServicoSp: '00999' };
+const project = SAO_PAULO_PROJECT;
 
-describeConformance({
-  family: saoPauloAsyncFamily,
-  project,
-  invoice: () => normalized(project),
-  rejection: { project: unknownCode, invoice: normalized(unknownCode), code: '306' },
-  start: () => startMunicipalSandbox(saoPauloSandbox, project),
-});
+describeConformance(saoPauloConformance(saoPauloAsyncFamily));
 
 describe('São Paulo async: the lote state machine and a lost answer', () => {
   it('derives lotenfeasync.asmx beside lotenfe.asmx (§1.2), or under a sandbox mount', () => {

@@ -1,27 +1,6 @@
 import { saoPauloFamily } from '../../src/engines/sao-paulo/family.ts';
-import { saoPauloSandbox } from '../../src/sandbox/sao-paulo/service.ts';
-import { fiscalProfile, IBS_CBS_FRAMING } from '../support/fiscal-profile.ts';
-import { normalized, startMunicipalSandbox } from './soap-string-support.ts';
+import { saoPauloConformance } from './sao-paulo-target.ts';
 import { describeConformance } from './suite.ts';
 
-/**
- * São Paulo (NF-e Paulistana v02) against its sandbox: a regime-1 provider with its CCM, the municipal service code
- * and the IBS/CBS defaults the v02 RPS requires. The business-rule rejection: a service code the city does not have
- * (306, the sandbox's stand-in for the unpublished table: codes below 1000).
- */
-const project = fiscalProfile({
-  ambiente: 1,
-  codigoMunicipio: '3550308',
-  inscricaoMunicipal: '31000000',
-  codigoServicoSp: '02658',
-  ...IBS_CBS_FRAMING,
-});
-const unknownCode = { ...project, codigoServicoSp: '00999' };
-
-describeConformance({
-  family: saoPauloFamily,
-  project,
-  invoice: () => normalized(project),
-  rejection: { project: unknownCode, invoice: normalized(unknownCode), code: '306' },
-  start: () => startMunicipalSandbox(saoPauloSandbox, project),
-});
+/** São Paulo (NF-e Paulistana v02, synchronous EnvioRPS) against its sandbox; the target is in sao-paulo-target.ts. */
+describeConformance(saoPauloConformance(saoPauloFamily));
