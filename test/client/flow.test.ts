@@ -197,7 +197,9 @@ describe('the typed client', () => {
     expectDocumentedEnvelope(event);
     expect(verifySvcSignature(issuedCall.rawBody, String(issuedCall.headers['x-svc-signature']), secret)).toBe(true);
     // a tampered body, another secret or a stale delivery are refused
-    const tampered = Buffer.from(issuedCall.rawBody.toString('utf8').replace(invoiceId, invoiceId.replace(/.$/, '0')));
+    const otherId = invoiceId.replace(/.$/, (last) => (last === '0' ? '1' : '0'));
+    const tampered = Buffer.from(issuedCall.rawBody.toString('utf8').replace(invoiceId, otherId));
+    expect(tampered.equals(issuedCall.rawBody)).toBe(false);
     expect(() => verifyWebhook({ body: tampered, headers: issuedCall.headers, secret, scheme: 'svc' })).toThrow(
       WebhookVerificationError,
     );
