@@ -22,7 +22,7 @@ import { and, count, eq, gte, sql } from 'drizzle-orm';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { webhookDeliveries } from '../src/db/schema.ts';
-import { recordEvent } from '../src/events/outbox.ts';
+import { recordEvent, wakeDeliveries } from '../src/events/outbox.ts';
 import { startService } from '../src/service.ts';
 import { createFreshDatabase } from '../test/support/databases.ts';
 
@@ -127,12 +127,17 @@ async function main() {
     const emit = async (type: 'batch.completed' | 'nfse.error') => {
       for (let i = 0; i < EVENTS; i++) {
         const id = randomUUID();
-        await recordEvent(service.ctx.db, service.ctx.queue, {
-          projectId,
-          ...(type === 'batch.completed'
-            ? { type, batchId: id, data: { batchId: id, total: 1, issued: 1, errors: 0 } }
-            : { type, invoiceId: id, data: { invoiceId: id, errorCode: 'E0001', errorMessage: 'bench' } }),
-        });
+        await recordEvent(
+          service.ctx.db,
+          {
+            projectId,
+            ...(type === 'batch.completed'
+              ? { type, batchId: id, data: { batchId: id, total: 1, issued: 1, errors: 0 } }
+              : { type, invoiceId: id, data: { invoiceId: id, errorCode: 'E0001', errorMessage: 'bench' } }),
+          },
+          service.ctx.now(),
+        );
+        wakeDeliveries();
       }
     };
 

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import { loadProjectRow } from '../db/repositories/project-profile.ts';
 import { storageBaseUrlOf } from '../db/repositories/invoices.ts';
 import { invoices } from '../db/schema.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
 import { documentUrl } from '../invoices/views.ts';
 import type { JobPayloads } from '../jobs/catalogue.ts';
 import type { JobContext } from '../jobs/queue.ts';
@@ -120,21 +120,26 @@ async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
       .returning();
     if (!updated) return false;
     const base = await storageBaseUrlOf(tx, updated.orgId);
-    await recordEvent(tx, ctx.queue, {
-      projectId: updated.projectId,
-      type: 'nfse.documents_ready',
-      invoiceId: updated.id,
-      data: {
+    await recordEvent(
+      tx,
+      {
+        projectId: updated.projectId,
+        type: 'nfse.documents_ready',
         invoiceId: updated.id,
-        xmlUrl: documentUrl(ctx, key, base),
-        pdfUrl: documentUrl(ctx, updated.pdfKey, base),
-        cancelXmlUrl: documentUrl(ctx, updated.cancelXmlKey, base),
-        documentStatus: updated.pdfKey ? 'complete' : 'partial',
-        cachedAt: new Date().toISOString(),
+        data: {
+          invoiceId: updated.id,
+          xmlUrl: documentUrl(ctx, key, base),
+          pdfUrl: documentUrl(ctx, updated.pdfKey, base),
+          cancelXmlUrl: documentUrl(ctx, updated.cancelXmlKey, base),
+          documentStatus: updated.pdfKey ? 'complete' : 'partial',
+          cachedAt: new Date().toISOString(),
+        },
       },
-    });
+      ctx.now(),
+    );
     return true;
   });
+  wakeDeliveries();
   if (!won) await ctx.storage.delete(key).catch(() => undefined);
   return won ? 'changed' : 'lost-race';
 }
@@ -187,21 +192,26 @@ async function storePdf(ctx: AppContext, row: InvoiceRow): Promise<Step> {
     // a replaced PDF (the watermarked one of a cancelled note) is not a new documents_ready: at most two (spec 6)
     if (previous !== null) return true;
     const base = await storageBaseUrlOf(tx, updated.orgId);
-    await recordEvent(tx, ctx.queue, {
-      projectId: updated.projectId,
-      type: 'nfse.documents_ready',
-      invoiceId: updated.id,
-      data: {
+    await recordEvent(
+      tx,
+      {
+        projectId: updated.projectId,
+        type: 'nfse.documents_ready',
         invoiceId: updated.id,
-        xmlUrl: documentUrl(ctx, updated.xmlKey, base),
-        pdfUrl: documentUrl(ctx, key, base),
-        cancelXmlUrl: documentUrl(ctx, updated.cancelXmlKey, base),
-        documentStatus: 'complete',
-        cachedAt: new Date().toISOString(),
+        data: {
+          invoiceId: updated.id,
+          xmlUrl: documentUrl(ctx, updated.xmlKey, base),
+          pdfUrl: documentUrl(ctx, key, base),
+          cancelXmlUrl: documentUrl(ctx, updated.cancelXmlKey, base),
+          documentStatus: 'complete',
+          cachedAt: new Date().toISOString(),
+        },
       },
-    });
+      ctx.now(),
+    );
     return true;
   });
+  wakeDeliveries();
   if (!won) await ctx.storage.delete(key).catch(() => undefined);
   return won ? 'changed' : 'lost-race';
 }

@@ -1,6 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.ts';
-import { events } from '../db/schema.ts';
-import type { JobQueue } from '../jobs/queue.ts';
+import { events, webhookDeliveries, webhookEndpoints } from '../db/schema.ts';
 
 /** The events of spec section 6 and the data each carries. */
 export interface EventData {
@@ -35,16 +36,46 @@ export const EVENT_TYPES = [
   'batch.completed',
 ] as const satisfies readonly EventType[];
 
+/** The envelope of spec 6, serialized once: every attempt of a delivery sends these exact bytes. */
+export function envelope(event: string, deliveryId: string, timestamp: Date, data: unknown): string {
+  return JSON.stringify({ event, deliveryId, timestamp: timestamp.toISOString(), data });
+}
+
+const deliveryListeners = new Set<() => void>();
+/** deliveries were written since the last wake (by a transaction that may or may not have committed yet) */
+let deliveriesWritten = false;
+
+/** Called when deliveries were committed in this process (the webhook poller listens: first attempts at once). */
+export function onDeliveriesCreated(listener: () => void): () => void {
+  deliveryListeners.add(listener);
+  return () => deliveryListeners.delete(listener);
+}
+
 /**
- * Writes an event to the outbox inside the caller's transaction (the same one as the state change that
- * causes it) and enqueues its fan-out job in that transaction too: no event without its change, no
- * change without its event.
+ * Tells this process's webhook poller that deliveries are due, if `recordEvent` wrote any: call it after the
+ * transaction that recorded events has committed (a poller in another process finds them on its next poll, at most
+ * its interval later). Cheap when nothing was written.
+ */
+export function wakeDeliveries(): void {
+  if (!deliveriesWritten) return;
+  deliveriesWritten = false;
+  for (const listener of deliveryListeners) listener();
+}
+
+/**
+ * Writes an event to the outbox inside the caller's transaction (the same one as the state change that causes
+ * it) and fans it out there too: one delivery per active endpoint of the project subscribed to its type, its
+ * first attempt due at once. No event without its change, no change without its deliveries, and no job in
+ * between (the fan-out used to be an `events.dispatch` job per event: eight statements and a job's round trips
+ * for what is one lookup when the project has no endpoint). Endpoints created later do not receive past events.
+ * Returns the event's id and how many deliveries it made; call `wakeDeliveries()` after the commit.
  */
 export async function recordEvent<T extends EventType>(
   tx: DbOrTx,
-  queue: JobQueue,
   event: { projectId: string; type: T; data: EventData[T]; invoiceId?: string | null; batchId?: string | null },
-): Promise<string> {
+  /** the business clock (`ctx.now()`): the first attempt is due then */
+  now: Date,
+): Promise<{ id: string; deliveries: number }> {
   const [row] = await tx
     .insert(events)
     .values({
@@ -53,8 +84,41 @@ export async function recordEvent<T extends EventType>(
       data: event.data,
       invoiceId: event.invoiceId ?? null,
       batchId: event.batchId ?? null,
+      dispatchedAt: sql`now()`,
     })
-    .returning({ id: events.id });
-  await queue.send('events.dispatch', { eventId: row!.id }, { tx });
-  return row!.id;
+    .returning({ id: events.id, createdAt: events.createdAt });
+  const endpoints = await tx
+    .select({ id: webhookEndpoints.id })
+    .from(webhookEndpoints)
+    .where(
+      and(
+        eq(webhookEndpoints.projectId, event.projectId),
+        eq(webhookEndpoints.active, true),
+        isNull(webhookEndpoints.deletedAt),
+        sql`${webhookEndpoints.events} @> ${JSON.stringify([event.type])}::jsonb`,
+      ),
+    );
+  if (endpoints.length > 0) {
+    await tx
+      .insert(webhookDeliveries)
+      .values(
+        endpoints.map((endpoint) => {
+          const id = randomUUID();
+          return {
+            id,
+            endpointId: endpoint.id,
+            projectId: event.projectId,
+            eventId: row!.id,
+            eventType: event.type,
+            body: envelope(event.type, id, row!.createdAt, event.data),
+            status: 'pending',
+            nextAttemptAt: now,
+            createdAt: now,
+          };
+        }),
+      )
+      .onConflictDoNothing();
+    deliveriesWritten = true;
+  }
+  return { id: row!.id, deliveries: endpoints.length };
 }

@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import { storageBaseUrlOf } from '../db/repositories/invoices.ts';
 import { invoices } from '../db/schema.ts';
 import type { CancellationRecord } from '../engines/types.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
 import { newDocumentKey } from '../storage/types.ts';
 import { documentUrl } from './views.ts';
 
@@ -99,20 +99,25 @@ export async function finishCancelled(ctx: AppContext, invoiceId: string, record
       .returning();
     if (!row) return false;
     const base = await storageBaseUrlOf(tx, row.orgId);
-    await recordEvent(tx, ctx.queue, {
-      projectId: row.projectId,
-      type: 'nfse.cancelled',
-      invoiceId: row.id,
-      data: {
+    await recordEvent(
+      tx,
+      {
+        projectId: row.projectId,
+        type: 'nfse.cancelled',
         invoiceId: row.id,
-        numeroNfse: row.numeroNfse,
-        cancelledAt: record.cancelledAt.toISOString(),
-        cancelXmlUrl: documentUrl(ctx, key, base),
+        data: {
+          invoiceId: row.id,
+          numeroNfse: row.numeroNfse,
+          cancelledAt: record.cancelledAt.toISOString(),
+          cancelXmlUrl: documentUrl(ctx, key, base),
+        },
       },
-    });
+      ctx.now(),
+    );
     await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'cancellation' }, { tx });
     return true;
   });
+  wakeDeliveries();
   if (!applied && key) await ctx.storage.delete(key).catch(() => undefined);
 }
 

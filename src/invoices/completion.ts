@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/client.ts';
 import { batches, invoices } from '../db/schema.ts';
 import type { GovernmentError, IssuedDocument } from '../engines/types.ts';
-import { recordEvent } from '../events/outbox.ts';
+import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
 import { rememberBreakdownText } from './municipal-parameters.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
@@ -31,12 +31,16 @@ async function completeBatchIfDone(ctx: AppContext, tx: Tx, invoice: InvoiceRow)
     .where(and(eq(batches.id, batch.id), isNull(batches.completedAt)))
     .returning({ id: batches.id });
   if (done.length === 0) return;
-  await recordEvent(tx, ctx.queue, {
-    projectId: batch.projectId,
-    type: 'batch.completed',
-    batchId: batch.id,
-    data: { batchId: batch.id, total: batch.total, issued: counts.issued, errors: counts.errors },
-  });
+  await recordEvent(
+    tx,
+    {
+      projectId: batch.projectId,
+      type: 'batch.completed',
+      batchId: batch.id,
+      data: { batchId: batch.id, total: batch.total, issued: counts.issued, errors: counts.errors },
+    },
+    ctx.now(),
+  );
 }
 
 /** issued: store the government's document, tell the customer, cache the documents. */
@@ -61,25 +65,29 @@ export async function finishIssued(ctx: AppContext, invoiceId: string, issued: I
       .where(and(eq(invoices.id, invoiceId), inArray(invoices.status, ['queued', 'processing'])))
       .returning();
     if (!row) return;
-    await recordEvent(tx, ctx.queue, {
-      projectId: row.projectId,
-      type: 'nfse.issued',
-      invoiceId: row.id,
-      data: {
+    await recordEvent(
+      tx,
+      {
+        projectId: row.projectId,
+        type: 'nfse.issued',
         invoiceId: row.id,
-        chNFSe: issued.chave,
-        nNFSe: issued.numero,
-        ...(issued.verificationCode ? { codigoVerificacao: issued.verificationCode } : {}),
-        referencia: row.referencia,
+        data: {
+          invoiceId: row.id,
+          chNFSe: issued.chave,
+          nNFSe: issued.numero,
+          ...(issued.verificationCode ? { codigoVerificacao: issued.verificationCode } : {}),
+          referencia: row.referencia,
+        },
       },
-    });
+      ctx.now(),
+    );
     await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'emission' }, { tx });
     await completeBatchIfDone(ctx, tx, row);
   });
   // the municipality's text of the breakdown (xTribMun), which the ADN API does not publish (GET /codigos)
   await rememberBreakdownText(ctx, issued.ambiente, issued.xml);
   ctx.queue.wake('invoice.documents');
-  ctx.queue.wake('events.dispatch');
+  wakeDeliveries();
 }
 
 /** error: a permanent rejection (or retries exhausted); the government's codes are kept. */
@@ -101,18 +109,22 @@ export async function finishError(
       .where(and(eq(invoices.id, invoiceId), inArray(invoices.status, ['queued', 'processing'])))
       .returning();
     if (!row) return;
-    await recordEvent(tx, ctx.queue, {
-      projectId: row.projectId,
-      type: 'nfse.error',
-      invoiceId: row.id,
-      data: {
+    await recordEvent(
+      tx,
+      {
+        projectId: row.projectId,
+        type: 'nfse.error',
         invoiceId: row.id,
-        errorCode: error.errorCode,
-        errorMessage: error.errorMessage,
-        referencia: row.referencia,
+        data: {
+          invoiceId: row.id,
+          errorCode: error.errorCode,
+          errorMessage: error.errorMessage,
+          referencia: row.referencia,
+        },
       },
-    });
+      ctx.now(),
+    );
     await completeBatchIfDone(ctx, tx, row);
   });
-  ctx.queue.wake('events.dispatch');
+  wakeDeliveries();
 }

@@ -6,6 +6,7 @@ import type { HostResolver } from './address-guard.ts';
 import { type EndpointRow, endpointSecrets } from './endpoints.ts';
 import { type AttemptOutcome, sendWebhookAttempt } from './sender.ts';
 import { signatureHeaders } from './signing.ts';
+import { envelope } from '../events/outbox.ts';
 
 /**
  * Webhook deliveries: one per (event, endpoint), with the exact body sent on every attempt, and one row
@@ -48,14 +49,11 @@ export function nextAttemptAt(firstAttemptAt: Date, done: number, now: Date): Da
   return new Date(now.getTime() + offset - ATTEMPT_OFFSETS_MS[n - 1]!);
 }
 
-/** The envelope of spec 6, serialized once: every attempt sends these exact bytes. */
-export function envelope(event: string, deliveryId: string, timestamp: Date, data: unknown): string {
-  return JSON.stringify({ event, deliveryId, timestamp: timestamp.toISOString(), data });
-}
-
 /**
- * Fans an outbox event out to the active endpoints of its project subscribed to its type. Idempotent: a
- * dispatched event is skipped and (event, endpoint) is unique, so a retried job delivers nothing twice.
+ * Fans an outbox event out to the active endpoints of its project subscribed to its type: the `events.dispatch`
+ * job of events written before `recordEvent` fanned out in the event's own transaction (a database upgraded with
+ * such jobs pending). Idempotent: a dispatched event is skipped and (event, endpoint) is unique, so a retried job
+ * delivers nothing twice.
  */
 export async function fanOutEvent(ctx: AppContext, eventId: string): Promise<number> {
   return ctx.db.transaction(async (tx) => {

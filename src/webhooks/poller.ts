@@ -1,5 +1,6 @@
 import type { AppContext } from '../context.ts';
 import { attemptClaimedDelivery, claimDueDeliveries } from './deliveries.ts';
+import { onDeliveriesCreated } from '../events/outbox.ts';
 
 /** How often a worker looks for due attempts (the schedule itself is `next_attempt_at` in the database). */
 export const POLL_INTERVAL_MS = 500;
@@ -70,10 +71,13 @@ export function startDeliveryPoller(
     }
   };
   const done = loop();
+  // deliveries this process committed (events/outbox.ts) are attempted at once, not at the next poll
+  const unsubscribe = onDeliveriesCreated(wake);
 
   return {
     wake,
     async stop() {
+      unsubscribe();
       running = false;
       wake();
       await done;

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { webhookAttempts, webhookDeliveries } from '../../src/db/schema.ts';
-import { recordEvent } from '../../src/events/outbox.ts';
+import { recordEvent, wakeDeliveries } from '../../src/events/outbox.ts';
 import { ATTEMPT_LEASE_MS, claimDelivery } from '../../src/webhooks/deliveries.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { createWebhookTenant, installClock, type Receiver, startReceiver, waitFor } from './support.ts';
@@ -41,12 +41,17 @@ it('writes the interrupted attempt into the history when the delivery is retried
     // the fan-out at T0 - 1 h makes the first attempt (503); the retry is due a minute later, on a clock that stays
     clock.set(T0 - 3600_000);
     const batchId = randomUUID();
-    await recordEvent(t.service.ctx.db, t.service.ctx.queue, {
-      projectId: tenant.projectId,
-      type: 'batch.completed',
-      batchId,
-      data: { batchId, total: 1, issued: 1, errors: 0 },
-    });
+    await recordEvent(
+      t.service.ctx.db,
+      {
+        projectId: tenant.projectId,
+        type: 'batch.completed',
+        batchId,
+        data: { batchId, total: 1, issued: 1, errors: 0 },
+      },
+      t.service.ctx.now(),
+    );
+    wakeDeliveries();
     const db = t.service.ctx.db;
     const [row] = await waitFor(async () => {
       const rows = await db.select().from(webhookDeliveries).where(eq(webhookDeliveries.projectId, tenant.projectId));

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { webhookAttempts, webhookDeliveries } from '../../src/db/schema.ts';
-import { recordEvent } from '../../src/events/outbox.ts';
+import { recordEvent, wakeDeliveries } from '../../src/events/outbox.ts';
 import type { RunningService } from '../../src/service.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import {
@@ -53,12 +53,17 @@ it('a restart while retries are pending loses none of them', async () => {
   }
   for (let i = 0; i < 2; i++) {
     const batchId = randomUUID();
-    await recordEvent(t.service.ctx.db, t.service.ctx.queue, {
-      projectId: tenant.projectId,
-      type: 'batch.completed',
-      batchId,
-      data: { batchId, total: 1, issued: 1, errors: 0 },
-    });
+    await recordEvent(
+      t.service.ctx.db,
+      {
+        projectId: tenant.projectId,
+        type: 'batch.completed',
+        batchId,
+        data: { batchId, total: 1, issued: 1, errors: 0 },
+      },
+      t.service.ctx.now(),
+    );
+    wakeDeliveries();
   }
   const db = t.service.ctx.db;
   const pendingAfterOneAttempt = await waitFor(async () => {

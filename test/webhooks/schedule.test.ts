@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { recordEvent } from '../../src/events/outbox.ts';
+import { recordEvent, wakeDeliveries } from '../../src/events/outbox.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import {
   createWebhookTenant,
@@ -69,12 +69,17 @@ async function endpoint(path: string, events = ['batch.completed']) {
 async function emitBatchCompleted(projectId: string) {
   const { ctx } = t.service;
   const batchId = randomUUID();
-  await recordEvent(ctx.db, ctx.queue, {
-    projectId,
-    type: 'batch.completed',
-    batchId,
-    data: { batchId, total: 2, issued: 1, errors: 1 },
-  });
+  await recordEvent(
+    ctx.db,
+    {
+      projectId,
+      type: 'batch.completed',
+      batchId,
+      data: { batchId, total: 2, issued: 1, errors: 1 },
+    },
+    ctx.now(),
+  );
+  wakeDeliveries();
 }
 
 async function deliveryOf(endpointId: string) {
