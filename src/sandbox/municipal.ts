@@ -54,6 +54,7 @@ import { elLegacySandbox } from './own-layout/el.ts';
 import { eGoverneIssSandbox } from './own-layout/egoverneiss.ts';
 import { equiplanoSandbox } from './own-layout/equiplano.ts';
 import { agiliSandbox } from './own-layout/agili.ts';
+import { sigIssWebSandbox } from './own-layout/sigissweb.ts';
 import type { SandboxService } from './kit/server.ts';
 import { abaseSandbox } from './raw-xml/abase.ts';
 import { modernizacaoPublicaSandbox } from './raw-xml/modernizacao-publica.ts';
@@ -159,6 +160,7 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   eGoverneIssSandbox,
   equiplanoSandbox,
   agiliSandbox,
+  sigIssWebSandbox,
 ];
 
 /** The base path of a provider's sandbox for an environment (`/municipal/<slug>/producao|producaorestrita`). */

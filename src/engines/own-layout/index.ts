@@ -4,6 +4,7 @@ import { eGoverneIssDefinition } from './egoverneiss.ts';
 import { bauhausDefinition } from './bauhaus.ts';
 import { elLegacyDefinition } from './el.ts';
 import { equiplanoDefinition } from './equiplano.ts';
+import { sigIssWebDefinition } from './sigissweb.ts';
 
 /**
  * Providers with a layout of their own (family `own-layout`, docs/engine-families.md): one definition per provider,
@@ -15,4 +16,5 @@ export const OWN_LAYOUT_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> 
   'own-layout:egoverneiss': eGoverneIssDefinition,
   'own-layout:equiplano': equiplanoDefinition,
   'own-layout:agili': agiliDefinition,
+  'own-layout:sigissweb': sigIssWebDefinition,
 };
