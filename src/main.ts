@@ -3,8 +3,8 @@ import { existsSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
-import { DataDirectoryInUseError } from './db/client.ts';
-import { type RunningService, startService } from './service.ts';
+import { claimEmbeddedDataDir, DataDirectoryInUseError } from './db/embedded-dir.ts';
+import type { RunningService } from './service.ts';
 
 let config: ReturnType<typeof loadConfig>;
 try {
@@ -46,6 +46,9 @@ const WORKER_NICE = 10;
 let service: RunningService;
 let workerProcess: { close(): Promise<void> } | null = null;
 try {
+  // the embedded database's directory first: a first start's template copy runs while the service's modules load
+  if (!config.databaseUrl) claimEmbeddedDataDir(config.dataDir);
+  const { startService } = await import('./service.ts');
   service = await startService(splitWorkers ? { ...config, role: 'api' } : config, { sandboxProcess: true });
   if (splitWorkers) workerProcess = await startWorkerProcess(service);
 } catch (err) {

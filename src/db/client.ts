@@ -1,16 +1,4 @@
-import {
-  closeSync,
-  constants,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  openSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  writeSync,
-} from 'node:fs';
-import { join, resolve } from 'node:path';
+import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { PGlite } from '@electric-sql/pglite';
 import type { ExtractTablesWithRelations } from 'drizzle-orm';
@@ -20,8 +8,11 @@ import type { PgDatabase, PgQueryResultHKT, PgTransaction } from 'drizzle-orm/pg
 import pg from 'pg';
 import type { Db as QueueDb } from 'pg-boss';
 import { fromPglite } from 'pg-boss';
+import { claimEmbeddedDataDir } from './embedded-dir.ts';
 import { withForegroundPriority } from './priority.ts';
 import * as schema from './schema.ts';
+
+export { DataDirectoryInUseError } from './embedded-dir.ts';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -39,44 +30,6 @@ export interface Database {
 }
 
 const migrationsFolder = fileURLToPath(new URL('./migrations', import.meta.url));
-
-/** The embedded database's data directory is held by another live process (start-up refuses with this message). */
-export class DataDirectoryInUseError extends Error {}
-
-/**
- * PGlite has no cross-process lock: one process per data directory. A lock file with the owner's pid is
- * taken at open; a lock left by a dead process (kill -9) is taken over.
- */
-function takeDataDirLock(dir: string): () => void {
-  const path = resolve(dir, 'nfse.lock');
-  for (let attempt = 0; attempt < 2; attempt++) {
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => rmSync(path, { force: true });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const owner = Number(readFileSync(path, 'utf8').trim());
-      if (owner && owner !== process.pid && isAlive(owner)) {
-        throw new DataDirectoryInUseError(
-          `the data directory ${dir} is in use by process ${owner}; the embedded database allows one process (use DATABASE_URL for several)`,
-        );
-      }
-      rmSync(path, { force: true });
-    }
-  }
-  throw new Error(`could not lock ${path}`);
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 export async function openDatabase(options: { databaseUrl: string | null; dataDir: string }): Promise<Database> {
   if (options.databaseUrl) {
@@ -102,10 +55,13 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       },
     };
   }
-  const dir = resolve(options.dataDir, 'db');
-  mkdirSync(options.dataDir, { recursive: true });
-  const release = takeDataDirLock(options.dataDir);
-  seedFromTemplate(dir);
+  const { dir, seeded, release } = claimEmbeddedDataDir(options.dataDir);
+  try {
+    await seeded;
+  } catch (err) {
+    release();
+    throw err;
+  }
   mkdirSync(dir, { recursive: true });
   // the embedded engine (~70 MB of WASM) is loaded only in embedded mode
   const { PGlite: PGliteEngine } = await import('@electric-sql/pglite');
@@ -140,20 +96,6 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       release();
     },
   };
-}
-
-/**
- * A migrated PGlite cluster (with the job queue's schema) made by `npm run build` in dist/pglite-template/.
- * Creating a cluster (initdb inside WebAssembly) is most of a first start; copying the template takes a fraction.
- * Resolved next to the running code, so only the compiled service (dist/) has one: from the sources (tests, `npm
- * run dev`) the cluster is created as before. Migrations still run after the copy (nothing to do if current).
- */
-const pgliteTemplate = fileURLToPath(new URL('../../pglite-template', import.meta.url));
-
-function seedFromTemplate(dir: string): void {
-  if (existsSync(join(dir, 'PG_VERSION')) || !existsSync(join(pgliteTemplate, 'PG_VERSION'))) return;
-  if (existsSync(dir) && readdirSync(dir).length > 0) return; // someone else's files: leave them to PGlite
-  cpSync(pgliteTemplate, dir, { recursive: true, mode: constants.COPYFILE_FICLONE });
 }
 
 /** Applies the migrations (one set for PGlite and PostgreSQL); concurrent starts on PostgreSQL are serialized. */

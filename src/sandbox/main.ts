@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
-import { provisionSandboxIdentity } from './identity.ts';
-import { startSefinSandbox } from './sefin/server.ts';
+import { prefetchRsaKeys } from '../certificates/generate.ts';
+import { provisionSandboxIdentity, sandboxIdentityMissing } from './identity.ts';
 
 /**
  * `npm run sandbox`: the national family's sandbox (Sefin Nacional + ADN Parâmetros Municipais) on its own, recording
@@ -16,6 +16,10 @@ if (!Number.isInteger(port) || port < 0 || port > 65535) {
 const host = process.env.SANDBOX_HOST ?? '127.0.0.1';
 const dir = resolve(process.env.SANDBOX_DIR ?? './data/sandbox');
 
+// a first start makes three RSA keys: generated in parallel on the thread pool while the sandboxes' modules load
+const keys = sandboxIdentityMissing(dir) ? prefetchRsaKeys(3) : null;
+const { startSefinSandbox } = await import('./sefin/server.ts');
+await keys;
 const identity = provisionSandboxIdentity(dir);
 const sandbox = await startSefinSandbox({
   host,
