@@ -32,6 +32,7 @@ import { cigaSandbox } from './abrasf-v1/ciga.ts';
 import { horusSandbox } from './abrasf-v1/horus.ts';
 import { issfortalezaSandbox } from './abrasf-v1/issfortaleza.ts';
 import { issintelSandbox } from './abrasf-v1/issintel.ts';
+import { issnetV1Sandbox } from './abrasf-v1/issnet.ts';
 import { isssalvadorSandbox } from './abrasf-v1/isssalvador.ts';
 import { metropoliswebSandbox } from './abrasf-v1/metropolisweb.ts';
 import { nfseBrasilSandbox } from './abrasf-v1/nfsebrasil.ts';
@@ -146,6 +147,7 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   isssalvadorSandbox,
   issfortalezaSandbox,
   issintelSandbox,
+  issnetV1Sandbox,
   horusSandbox,
   cigaSandbox,
   speedgovSandbox,

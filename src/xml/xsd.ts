@@ -41,6 +41,7 @@ export const SCHEMA_FILES = {
   abrasf100CIGA: 'abrasf-v1/ciga/nfse.xsd',
   abrasf100NFSeBrasil: 'abrasf-v1/nfsebrasil/rps.xsd',
   abrasf100WebISS: 'abrasf-v1/webiss/webiss-v1.xsd',
+  abrasf100ISSNet: 'abrasf-v1/issnet/issnet-v1.xsd',
   ginfesV3: 'ginfes/ginfes-envio-v03.xsd',
   ginfesV3Resposta: 'ginfes/ginfes-resposta-v03.xsd',
   elLegacy: 'el/el-nfse-legacy.xsd',

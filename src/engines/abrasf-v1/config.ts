@@ -92,6 +92,8 @@ export interface AbrasfV1ProviderConfig {
     header?: { parameter: string; cabecalho: string };
     /** the parameters inside `<{operation}Request>` within the operation element (MetropolisWeb), escaped */
     requestWrapper?: boolean;
+    /** the message carried with its XML declaration (ISSNet: ACBr's XmlToStr of the whole document) */
+    xmlDeclaration?: boolean;
     /** the provider's operations; an absent one is not offered by the provider */
     operations: Partial<Record<AbrasfV1Operation, AbrasfV1SoapOperation>>;
   };
@@ -112,8 +114,10 @@ export interface AbrasfV1ProviderConfig {
     queries: boolean;
   };
   formats: {
-    /** ItemListaServico `01.01` (dotted) or `0101` (digits) */
-    itemListaServico: 'dotted' | 'digits';
+    /** ItemListaServico `01.01` (dotted), `0101` (digits) or `101` (digits without the leading zero: ISSNet) */
+    itemListaServico: 'dotted' | 'digits' | 'digitsNoLeadingZero';
+    /** Aliquota as a percentage (5.0000) instead of a fraction in the cities where this holds (ACBr NaoDividir100) */
+    aliquotaPercent?(codigoMunicipio: string): boolean;
     /** what a line break of the description becomes in Discriminacao */
     lineBreak: string;
     /** NBS, cClassTrib and INDOP at the end of Servico (Salvador's 2026 schema; required there) */
@@ -124,6 +128,16 @@ export interface AbrasfV1ProviderConfig {
     noServicoCodes?: boolean;
     /** the NFS-e number zero-padded to this many digits where the provider's tsNumeroNfse is a fixed pattern */
     nfseNumberDigits?: number;
+  };
+  /**
+   * Where the provider's types differ from the official ones (ISSNet 1.00): the prestador's CNPJ inside
+   * `CpfCnpj{Cnpj}` (Prestador of the RPS and of every consultation, LoteRps), the service's municipality element
+   * (`MunicipioPrestacaoServico`), and the names of the municipality and state in tcEndereco (`Cidade`, `Estado`).
+   */
+  types?: {
+    prestadorCpfCnpj?: boolean;
+    servicoMunicipio?: string;
+    endereco?: { municipio: string; uf: string };
   };
   /** the `versao` attribute of LoteRps, where the provider's schema requires it (Publica: `1.00`) */
   loteVersao?: string;

@@ -86,7 +86,8 @@ export function defineAbrasfV1Provider(config: AbrasfV1ProviderConfig): FamilyDe
     config.answerRoots?.[operation] ?? [ABRASF_V1_MESSAGES[operation].response];
   const cancels = config.capabilities.cancel && !!config.soap.operations.cancelar;
 
-  function call(context: SendContext, operation: AbrasfV1Operation, message: string): OperationRequest {
+  function call(context: SendContext, operation: AbrasfV1Operation, xml: string): OperationRequest {
+    const message = config.soap.xmlDeclaration ? `<?xml version="1.0" encoding="UTF-8"?>${xml}` : xml;
     const soap = config.soap.operations[operation];
     if (!soap) throw new Error(`${config.provider} does not offer ${operation}`);
     const qualified = config.soap.qualifiedParameters;

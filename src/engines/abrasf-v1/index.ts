@@ -4,6 +4,7 @@ import { cigaFamily } from './providers/ciga.ts';
 import { horusFamily } from './providers/horus.ts';
 import { issFortalezaFamily } from './providers/issfortaleza.ts';
 import { issIntelFamily } from './providers/issintel.ts';
+import { ISSNET_V1_CONFIG } from './providers/issnet.ts';
 import { ISSSALVADOR_CONFIG } from './providers/isssalvador.ts';
 import { METROPOLISWEB_CONFIG } from './providers/metropolisweb.ts';
 import { nfseBrasilFamily } from './providers/nfsebrasil.ts';
@@ -24,6 +25,7 @@ export const ABRASF_V1_DEFINITIONS: Readonly<Record<string, FamilyDefinition>> =
   'abrasf-v1:horus': horusFamily,
   'abrasf-v1:issfortaleza': issFortalezaFamily,
   'abrasf-v1:issintel': issIntelFamily,
+  'abrasf-v1:issnet': defineAbrasfV1Provider(ISSNET_V1_CONFIG),
   'abrasf-v1:isssalvador': defineAbrasfV1Provider(ISSSALVADOR_CONFIG),
   'abrasf-v1:metropolisweb': defineAbrasfV1Provider(METROPOLISWEB_CONFIG),
   'abrasf-v1:nfsebrasil': nfseBrasilFamily,

@@ -31,6 +31,7 @@ export function cnaeOf(project: ProjectFiscalProfile, invoice: NormalizedInvoice
 function itemListaServico(subitem: string, format: AbrasfV1ProviderConfig['formats']['itemListaServico']): string {
   const [item = '', sub = ''] = subitem.split('.');
   const dotted = `${item.padStart(2, '0')}.${sub.padStart(2, '0')}`;
+  if (format === 'digitsNoLeadingZero') return dotted.replace('.', '').replace(/^0/, '');
   return format === 'digits' ? dotted.replace('.', '') : dotted;
 }
 
@@ -46,7 +47,11 @@ function naturezaOperacao(project: ProjectFiscalProfile, invoice: NormalizedInvo
  * The ABRASF 1.0 taker (`Tomador` with its identification, address and contact), its elements written with a
  * namespace prefix (`''` for a default namespace, `tipos:` for GINFES v3, whose types live in their own namespace).
  */
-export function tomadorXml(party: NormalizedParty, prefix = ''): string {
+export function tomadorXml(
+  party: NormalizedParty,
+  prefix = '',
+  names: { municipio: string; uf: string } = { municipio: 'CodigoMunicipio', uf: 'Uf' },
+): string {
   const e = (name: string, value: string | number | null | undefined) =>
     value === null || value === undefined || value === ''
       ? ''
@@ -63,8 +68,8 @@ export function tomadorXml(party: NormalizedParty, prefix = ''): string {
           e('Numero', cut(address.numero, 10)) +
           e('Complemento', cut(address.complemento, 60)) +
           e('Bairro', cut(address.bairro, 60)) +
-          e('CodigoMunicipio', address.codigoMunicipio) +
-          e('Uf', address.uf) +
+          e(names.municipio, address.codigoMunicipio) +
+          e(names.uf, address.uf) +
           e('Cep', digits(address.cep).slice(0, 8) || null),
       )
     : '';
@@ -73,7 +78,7 @@ export function tomadorXml(party: NormalizedParty, prefix = ''): string {
   return `<${prefix}Tomador>${identificacao}${e('RazaoSocial', cut(party.nome, 115))}${endereco}${contato}</${prefix}Tomador>`;
 }
 
-function valores(config: AbrasfV1ProviderConfig, invoice: NormalizedInvoice): string {
+function valores(config: AbrasfV1ProviderConfig, invoice: NormalizedInvoice, codigoMunicipio: string): string {
   const { iss, federal, total } = invoice;
   const pis = federal?.pisCofins?.tipoRetencao === 1 ? federal.pisCofins : null;
   const taxable = iss.tribISSQN === 1 && iss.aliquota > 0;
@@ -91,7 +96,14 @@ function valores(config: AbrasfV1ProviderConfig, invoice: NormalizedInvoice): st
     el('ValorIssRetido', iss.retido && valorIss !== null ? money(valorIss) : null) +
     el('BaseCalculo', money(total)) +
     // tsAliquota decimal(5,4): a fraction (5 % → 0.0500), the ABRASF 1.00 reading (as GINFES v3)
-    el('Aliquota', taxable ? (iss.aliquota / 100).toFixed(4) : config.formats.aliquotaAlways ? '0.0000' : null)
+    el(
+      'Aliquota',
+      taxable
+        ? (config.formats.aliquotaPercent?.(codigoMunicipio) ? iss.aliquota : iss.aliquota / 100).toFixed(4)
+        : config.formats.aliquotaAlways
+          ? '0.0000'
+          : null,
+    )
   );
 }
 
@@ -101,6 +113,11 @@ export interface RpsFacts {
   tipo: string;
   cnpj: string;
   inscricaoMunicipal: string | null;
+}
+
+/** The prestador's `Cnpj` element as the provider's types hold it (in `CpfCnpj` where `types.prestadorCpfCnpj`). */
+function cnpjOf(config: AbrasfV1ProviderConfig, cnpj: string, name = 'CpfCnpj'): string {
+  return config.types?.prestadorCpfCnpj && cnpj ? `<${name}>${cnpj}</${name}>` : cnpj;
 }
 
 /** The RPS (tcRps) in the data namespace, unsigned: the kit signs InfRps (Signature inside Rps) when configured. */
@@ -124,18 +141,21 @@ export function buildRps(config: AbrasfV1ProviderConfig, input: PrepareInput): {
     el('OptanteSimplesNacional', invoice.regime.simples ? '1' : '2') +
     el('IncentivadorCultural', '2') +
     el('Status', '1') +
-    `<Servico><Valores>${valores(config, invoice)}</Valores>` +
+    `<Servico><Valores>${valores(config, invoice, project.codigoMunicipio ?? '')}</Valores>` +
     el('ItemListaServico', itemListaServico(s.subitem, config.formats.itemListaServico)) +
     (config.formats.noServicoCodes
       ? ''
       : el('CodigoCnae', cnaeOf(project, invoice)) +
         el('CodigoTributacaoMunicipio', cut(s.codigoTributacaoMunicipal, 20))) +
     el('Discriminacao', s.descricao.replace(/\r?\n/g, config.formats.lineBreak).slice(0, 2000)) +
-    el('CodigoMunicipio', local.kind === 'municipio' ? local.codigoMunicipio : project.codigoMunicipio) +
+    el(
+      config.types?.servicoMunicipio ?? 'CodigoMunicipio',
+      local.kind === 'municipio' ? local.codigoMunicipio : project.codigoMunicipio,
+    ) +
     reform +
     '</Servico>' +
-    `<Prestador>${el('Cnpj', digits(project.cnpj))}${el('InscricaoMunicipal', cut(project.inscricaoMunicipal, 15))}</Prestador>` +
-    tomadorXml(invoice.tomador) +
+    `<Prestador>${cnpjOf(config, el('Cnpj', digits(project.cnpj)))}${el('InscricaoMunicipal', cut(project.inscricaoMunicipal, 15))}</Prestador>` +
+    tomadorXml(invoice.tomador, '', config.types?.endereco) +
     '</InfRps></Rps>';
   return { id, xml };
 }
@@ -147,7 +167,9 @@ export function rpsFacts(rpsXml: string): RpsFacts {
       rpsXml,
     );
   const prestador =
-    /<Prestador><Cnpj>(\d+)<\/Cnpj>(?:<InscricaoMunicipal>([^<]+)<\/InscricaoMunicipal>)?<\/Prestador>/.exec(rpsXml);
+    /<Prestador>(?:<CpfCnpj>)?<Cnpj>(\d+)<\/Cnpj>(?:<\/CpfCnpj>)?(?:<InscricaoMunicipal>([^<]+)<\/InscricaoMunicipal>)?<\/Prestador>/.exec(
+      rpsXml,
+    );
   return {
     numero: ident?.[1] ?? '',
     serie: ident?.[2] ?? '',
@@ -186,8 +208,11 @@ function frame(config: AbrasfV1ProviderConfig, root: string) {
 }
 type Frame = ReturnType<typeof frame>;
 const wrap = (name: string, inner: string) => `<${name}>${inner}</${name.split(' ')[0]}>`;
-const prestadorOf = (f: Frame, facts: Pick<RpsFacts, 'cnpj' | 'inscricaoMunicipal'>) =>
-  wrap(f.local('Prestador'), f.t('Cnpj', facts.cnpj) + f.t('InscricaoMunicipal', facts.inscricaoMunicipal));
+const prestadorOf = (config: AbrasfV1ProviderConfig, f: Frame, facts: Pick<RpsFacts, 'cnpj' | 'inscricaoMunicipal'>) =>
+  wrap(
+    f.local('Prestador'),
+    cnpjOf(config, f.t('Cnpj', facts.cnpj), f.tName('CpfCnpj')) + f.t('InscricaoMunicipal', facts.inscricaoMunicipal),
+  );
 
 /**
  * EnviarLoteRpsEnvio with the one (signed) RPS; NumeroLote is the RPS number, so a resend is the same lote with the
@@ -203,7 +228,7 @@ export function buildLote(config: AbrasfV1ProviderConfig, rpsXml: string): strin
     wrap(
       `${f.local('LoteRps')} ${config.idAttribute}="${id}"${versao}`,
       f.t('NumeroLote', facts.numero) +
-        f.t('Cnpj', facts.cnpj) +
+        cnpjOf(config, f.t('Cnpj', facts.cnpj), f.tName('CpfCnpj')) +
         f.t('InscricaoMunicipal', facts.inscricaoMunicipal) +
         f.t('QuantidadeRps', '1') +
         wrap(f.tName('ListaRps'), rpsXml.replace(/^<\?xml[^>]*\?>/, '')),
@@ -220,14 +245,14 @@ export function buildProtocolQuery(
   protocolo: string,
 ): string {
   const f = frame(config, root);
-  return `${f.open()}${prestadorOf(f, facts)}${wrap(f.local('Protocolo'), escapeXmlText(protocolo))}${f.close}`;
+  return `${f.open()}${prestadorOf(config, f, facts)}${wrap(f.local('Protocolo'), escapeXmlText(protocolo))}${f.close}`;
 }
 
 /** ConsultarNfseRpsEnvio. */
 export function buildQueryByRps(config: AbrasfV1ProviderConfig, facts: RpsFacts): string {
   const f = frame(config, 'ConsultarNfseRpsEnvio');
   const ident = f.t('Numero', facts.numero) + f.t('Serie', facts.serie) + f.t('Tipo', facts.tipo);
-  return `${f.open()}${wrap(f.local('IdentificacaoRps'), ident)}${prestadorOf(f, facts)}${f.close}`;
+  return `${f.open()}${wrap(f.local('IdentificacaoRps'), ident)}${prestadorOf(config, f, facts)}${f.close}`;
 }
 
 /** A note's number as the provider writes it (zero-padded where `formats.nfseNumberDigits` says so). */
@@ -243,7 +268,7 @@ export function buildQueryByNumber(config: AbrasfV1ProviderConfig, cnpj: string,
     return `<ConsultarNfseFaixaEnvio${ns(config)}>${prestador}<Faixa>${faixa}</Faixa></ConsultarNfseFaixaEnvio>`;
   }
   const f = frame(config, 'ConsultarNfseEnvio');
-  const prestador = prestadorOf(f, { cnpj: digits(cnpj), inscricaoMunicipal: im });
+  const prestador = prestadorOf(config, f, { cnpj: digits(cnpj), inscricaoMunicipal: im });
   return `${f.open()}${prestador}${wrap(f.local('NumeroNfse'), escapeXmlText(numero))}${f.close}`;
 }
 

@@ -63,6 +63,17 @@ export interface AbrasfV1SandboxProfile {
   operations: Record<string, { operation: V1Operation; soapAction: string; parameter: string }>;
   /** the published schema of an answer, if any (Salvador's nfse.xsd holds them all): checked before it leaves */
   answerSchema?: (answerRoot: string) => SchemaName | null;
+  /**
+   * Where the provider's types differ from the official ones (ISSNet 1.00): the prestador's CNPJ in `CpfCnpj{Cnpj}`
+   * (Prestador, LoteRps), the service's municipality element, ListaMensagemRetorno in the answer's own namespace, and
+   * ConsultarLoteRps's messages as tcMensagemRetornoLote{IdentificacaoRps, Codigo, Mensagem}.
+   */
+  types?: {
+    prestadorCpfCnpj?: boolean;
+    servicoMunicipio?: string;
+    messagesInAnswerNamespace?: boolean;
+    loteMessagesWithRps?: boolean;
+  };
   /** request roots that differ from the official ones (Publica's ConsultarNfseFaixaEnvio) */
   requestRoots?: Partial<Record<V1Operation, string>>;
   /** answer roots that differ from the official ones (Publica answers ConsultarNfsePorRps with ConsultarNfseResposta) */
@@ -74,7 +85,10 @@ export interface AbrasfV1SandboxProfile {
    */
   note: {
     idAttribute: 'Id' | 'id';
-    competencia: 'dateTime' | 'date' | 'gYearMonth';
+    /** `yyyyMM`: ISSNet's tsCompetencia (a number of six digits) */
+    competencia: 'dateTime' | 'date' | 'gYearMonth' | 'yyyyMM';
+    /** DataEmissaoRps as a date (1.00) or a dateTime (ISSNet) */
+    dataEmissaoRps?: 'date' | 'dateTime';
     numberDigits?: number;
     unsigned?: boolean;
     /**
@@ -83,6 +97,8 @@ export interface AbrasfV1SandboxProfile {
      * DataHora}, SpeedGov's types).
      */
     cancellation?: 'official' | 'inf';
+    /** the `inf` confirmation signed by the provider (ISSNet's tcCancelamentoNfse requires the Signature) */
+    signedConfirmation?: boolean;
     /** the date element of the official confirmation (WebISS's types: `DataHora`) */
     confirmationDate?: 'DataHoraCancelamento' | 'DataHora';
   };
@@ -106,6 +122,7 @@ const NOTE_SIGNATURE = {
   canonicalizationAlgorithm: 'http://www.w3.org/TR/2001/REC-xml-c14n-20010315',
 };
 const UF: Record<string, string> = {
+  '15': 'PA',
   '21': 'MA',
   '22': 'PI',
   '23': 'CE',
@@ -118,6 +135,7 @@ const UF: Record<string, string> = {
   '41': 'PR',
   '42': 'SC',
   '43': 'RS',
+  '50': 'MS',
 };
 
 export interface AbrasfV1SandboxOptions extends MunicipalSandboxDependencies {
@@ -131,7 +149,11 @@ export interface AbrasfV1SandboxOptions extends MunicipalSandboxDependencies {
 }
 
 class Refusal extends Error {
-  constructor(readonly mensagens: Mensagem[]) {
+  /** `rps`: the IdentificacaoRps (inner XML) the messages concern, for tcMensagemRetornoLote (ISSNet) */
+  constructor(
+    readonly mensagens: Mensagem[],
+    readonly rps?: string,
+  ) {
     super(mensagens.map((m) => `${m.codigo} ${m.mensagem}`).join('; '));
   }
 }
@@ -154,13 +176,18 @@ const fault = (status: number, code: string, text: string) =>
 const e = (name: string, value: string | null | undefined) => (value ? `<${name}>${escapeXml(value)}</${name}>` : '');
 /** an element of the types' namespace in an answer (prefix `t`, declared on the answer's root) */
 const t = (name: string, value: string | null | undefined) => e(`t:${name}`, value);
-const lista = (mensagens: Mensagem[]) =>
-  `<t:ListaMensagemRetorno>${mensagens
-    .map(
-      (m) =>
-        `<t:MensagemRetorno>${t('Codigo', m.codigo)}${t('Mensagem', m.mensagem)}${t('Correcao', m.correcao)}</t:MensagemRetorno>`,
-    )
-    .join('')}</t:ListaMensagemRetorno>`;
+/**
+ * ListaMensagemRetorno in the types' namespace, or (`own`) in the answer's (ISSNet); with `rps`, each message as
+ * tcMensagemRetornoLote (IdentificacaoRps, Codigo, Mensagem).
+ */
+const lista = (mensagens: Mensagem[], own = false, rps?: string) => {
+  const p = own ? '' : 't:';
+  const item = (m: Mensagem) =>
+    rps === undefined
+      ? `${t('Codigo', m.codigo)}${t('Mensagem', m.mensagem)}${t('Correcao', m.correcao)}`
+      : `<t:IdentificacaoRps>${rps}</t:IdentificacaoRps>${t('Codigo', m.codigo)}${t('Mensagem', m.mensagem)}`;
+  return `<${p}ListaMensagemRetorno>${mensagens.map((m) => `<${p}MensagemRetorno>${item(m)}</${p}MensagemRetorno>`).join('')}</${p}ListaMensagemRetorno>`;
+};
 const serialize = (node: Node) => new XMLSerializer().serializeToString(node);
 const root8 = (cnpj: string | null | undefined) => (cnpj ?? '').replace(/\D/g, '').slice(0, 8);
 /** children of an element re-serialised without their (inherited) namespace declarations */
@@ -180,6 +207,10 @@ export function createAbrasfV1Service(
   const store = new GinfesStore(options.dataDir ? join(options.dataDir, profile.slug) : null, (m) => logger.warn(m));
   const names = new Map<string, string>();
   const registered = options.registered ?? ((_cnpj: string, im: string) => im.length > 0);
+  /** the prestador's CNPJ under an element (Prestador, LoteRps), in the provider's types */
+  const cnpjIn = (el: Element | null | undefined) =>
+    textAt(el, profile.types?.prestadorCpfCnpj ? 'CpfCnpj/Cnpj' : 'Cnpj');
+  const servicoMunicipio = profile.types?.servicoMunicipio ?? 'CodigoMunicipio';
 
   const clientCnpj = (req: SandboxRequest): string | null => {
     if (!req.clientCertificate) return null;
@@ -221,7 +252,7 @@ export function createAbrasfV1Service(
 
   function recepcionar(req: SandboxRequest, env: Ambiente, xml: string, root: Element): string {
     const lote = child(root, 'LoteRps')!;
-    const cnpj = textAt(lote, 'Cnpj') ?? '';
+    const cnpj = cnpjIn(lote) ?? '';
     transmitter(req, cnpj);
     let name = 'PRESTADOR';
     if (profile.signature.lote) name = signature(xml, root, lote, cnpj);
@@ -230,7 +261,7 @@ export function createAbrasfV1Service(
       refuse('E160', E160, 'Sandbox: um RPS por lote.');
     const rps = rpsList[0]!;
     const inf = child(rps, 'InfRps')!;
-    if (profile.signature.rps) signature(xml, rps, inf, textAt(inf, 'Prestador/Cnpj') ?? '');
+    if (profile.signature.rps) signature(xml, rps, inf, cnpjIn(child(inf, 'Prestador')) ?? '');
     if (!registered(cnpj, textAt(lote, 'InscricaoMunicipal') ?? ''))
       refuse('E43', 'Inscrição Municipal do prestador não encontrada na base de dados do município.');
     const ident = child(inf, 'IdentificacaoRps');
@@ -275,7 +306,7 @@ export function createAbrasfV1Service(
   function processingErrors(lote: Lote, when: Date): Mensagem[] {
     const { root, inf } = infRpsOf(lote);
     const out: Mensagem[] = [];
-    if (textAt(inf, 'Prestador/Cnpj') !== lote.cnpj)
+    if (cnpjIn(child(inf, 'Prestador')) !== lote.cnpj)
       out.push({
         codigo: 'E159',
         mensagem: 'CNPJ do prestador especificado no lote não confere com o prestador informado no RPS.',
@@ -301,11 +332,11 @@ export function createAbrasfV1Service(
     const shown = profile.note.numberDigits ? numero.padStart(profile.note.numberDigits, '0') : numero;
     const codigo = Array.from({ length: 9 }, () => 'ABCDEFGHJKLMNPQRSTUVWXYZ23456789'[randomInt(32)]).join('');
     const emissaoRps = (textAt(inf, 'DataEmissao') ?? '').slice(0, 19);
-    const municipio = textAt(inf, 'Servico/CodigoMunicipio') ?? '';
+    const municipio = textAt(inf, `Servico/${servicoMunicipio}`) ?? '';
     const unsigned =
       `<Nfse xmlns="${profile.dataNamespace}"><InfNfse ${profile.note.idAttribute}="nfse${numero}">${e('Numero', shown)}${e('CodigoVerificacao', codigo)}` +
       `${e('DataEmissao', brasiliaDateTime(when))}<IdentificacaoRps>${inner(child(inf, 'IdentificacaoRps'))}</IdentificacaoRps>` +
-      `${e('DataEmissaoRps', emissaoRps.slice(0, 10))}${e('NaturezaOperacao', textAt(inf, 'NaturezaOperacao'))}` +
+      `${e('DataEmissaoRps', profile.note.dataEmissaoRps === 'dateTime' ? emissaoRps : emissaoRps.slice(0, 10))}${e('NaturezaOperacao', textAt(inf, 'NaturezaOperacao'))}` +
       `${e('RegimeEspecialTributacao', textAt(inf, 'RegimeEspecialTributacao'))}` +
       `${e('OptanteSimplesNacional', textAt(inf, 'OptanteSimplesNacional'))}${e('IncentivadorCultural', textAt(inf, 'IncentivadorCultural'))}` +
       `${e('Competencia', competencia(emissaoRps))}<Servico>${inner(child(inf, 'Servico'))}</Servico>` +
@@ -333,6 +364,7 @@ export function createAbrasfV1Service(
   function competencia(emissaoRps: string): string {
     if (profile.note.competencia === 'date') return emissaoRps.slice(0, 10);
     if (profile.note.competencia === 'gYearMonth') return emissaoRps.slice(0, 7);
+    if (profile.note.competencia === 'yyyyMM') return emissaoRps.slice(0, 7).replace('-', '');
     return emissaoRps;
   }
 
@@ -368,16 +400,20 @@ export function createAbrasfV1Service(
         ? officialConfirmation(
             `<t:Confirmacao ${id}>${pedidoXml}${t(profile.note.confirmationDate ?? 'DataHoraCancelamento', dataHora)}</t:Confirmacao>`,
           )
-        : `<t:Confirmacao ${id}>${pedidoXml}<t:InfConfirmacaoCancelamento>${t('Sucesso', 'true')}` +
-          `${t('DataHora', dataHora)}</t:InfConfirmacaoCancelamento></t:Confirmacao>`;
+        : (profile.note.signedConfirmation ? officialConfirmation : (c: string) => c)(
+            `<t:Confirmacao ${id}>${pedidoXml}<t:InfConfirmacaoCancelamento>${t('Sucesso', 'true')}` +
+              `${t('DataHora', dataHora)}</t:InfConfirmacaoCancelamento></t:Confirmacao>`,
+          );
     store.saveNote({ ...note, cancelledAt: dataHora, cancelamentoXml: confirmacao });
     return `<Cancelamento>${confirmacao}</Cancelamento>`;
   }
 
   /** The official confirmation, signed by the sandbox (tcCancelamentoNfse: Confirmacao then its Signature). */
   function officialConfirmation(confirmacao: string): string {
+    // the holder in the answer's namespaces, so that the signature is computed where it is read
     const ns = profile.dataNamespace;
-    const holder = `<Cancelamento xmlns="${ns}" xmlns:t="${ns}">${confirmacao}</Cancelamento>`;
+    const own = profile.answerNamespace?.(ROOTS.cancelar.answer) ?? ns;
+    const holder = `<Cancelamento xmlns="${own}" xmlns:t="${ns}">${confirmacao}</Cancelamento>`;
     const signed = signEnveloped(
       holder,
       { rootName: 'Cancelamento', elementName: 'Confirmacao' },
@@ -389,7 +425,7 @@ export function createAbrasfV1Service(
 
   /** A consultation's prestador, its certificate and (when the profile signs consultations) its signature. */
   function prestadorOf(req: SandboxRequest, xml: string, root: Element): string {
-    const cnpj = textAt(root, 'Prestador/Cnpj') ?? '';
+    const cnpj = cnpjIn(child(root, 'Prestador')) ?? '';
     transmitter(req, cnpj);
     if (profile.signature.queries) signature(xml, root, root, cnpj);
     return cnpj;
@@ -413,9 +449,21 @@ export function createAbrasfV1Service(
     }
     if (operation === 'consultarLote') {
       const lote = store.lote(loteOf(env, cnpj, root).protocolo)!;
+      const ident = child(infRpsOf(lote).inf, 'IdentificacaoRps');
+      const rps = profile.types?.loteMessagesWithRps
+        ? ['Numero', 'Serie', 'Tipo'].map((name) => t(name, textAt(ident, name))).join('')
+        : undefined;
       if (lote.situacao === '2')
-        refuse('E92', 'Esse RPS foi enviado para a nossa base de dados, mas ainda não foi processado');
-      if (lote.situacao === '3') throw new Refusal(lote.mensagens);
+        throw new Refusal(
+          [
+            {
+              codigo: 'E92',
+              mensagem: 'Esse RPS foi enviado para a nossa base de dados, mas ainda não foi processado',
+            },
+          ],
+          rps,
+        );
+      if (lote.situacao === '3') throw new Refusal(lote.mensagens, rps);
       return `<ListaNfse>${compNfse(store.noteByRps(lote.rpsKey)!)}</ListaNfse>`;
     }
     if (operation === 'consultarPorRps') {
@@ -482,6 +530,8 @@ export function createAbrasfV1Service(
     const request = profile.requestRoots?.[spec.operation] ?? ROOTS[spec.operation].request;
     const answer = answerRoot(spec.operation);
     let body: string;
+    /** an answer the provider's schema has no shape for (ISSNet's ConsultarLoteRps of an unknown protocol) */
+    let shapeless = false;
     try {
       if (header && !header.valid((params[0]!.textContent ?? '').trim()))
         refuse('E160', E160, 'Cabeçalho fora do layout do provedor.');
@@ -493,11 +543,13 @@ export function createAbrasfV1Service(
       body = handle(req, env, spec.operation, xml, root);
     } catch (err) {
       if (!(err instanceof Refusal)) throw err;
-      body = lista(err.mensagens);
+      const withRps = profile.types?.loteMessagesWithRps && spec.operation === 'consultarLote';
+      shapeless = !!withRps && err.rps === undefined;
+      body = lista(err.mensagens, profile.types?.messagesInAnswerNamespace, withRps ? err.rps : undefined);
     }
     const answerNs = profile.answerNamespace?.(answer) ?? profile.dataNamespace;
     const result = `<${answer} xmlns="${answerNs}" xmlns:t="${profile.dataNamespace}">${body}</${answer}>`;
-    const answerSchema = profile.answerSchema?.(answer);
+    const answerSchema = shapeless ? null : profile.answerSchema?.(answer);
     if (answerSchema) {
       const own = validateXml(answerSchema, result);
       if (!own.ok)
