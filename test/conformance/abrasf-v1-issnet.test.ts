@@ -1,5 +1,6 @@
 import { Agent } from 'undici';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ABRASF_V1_DEFINITIONS } from '../../src/engines/abrasf-v1/index.ts';
 import { ISSNET_V1_CONFIG } from '../../src/engines/abrasf-v1/providers/issnet.ts';
 import { buildLote, buildQueryByRps, buildRps, rpsFacts } from '../../src/engines/abrasf-v1/messages.ts';
 import type { A1Certificate } from '../../src/certificates/pkcs12.ts';
@@ -55,6 +56,24 @@ describe('ISSNet 1.00: the layout of its types', () => {
     const query = buildQueryByRps(ISSNET_V1_CONFIG, rpsFacts(xml));
     expect(query).toContain(`xmlns:m="${VSD}/servico_consultar_nfse_rps_envio.xsd"`);
     expect(validateXml('abrasf100ISSNet', query)).toEqual({ ok: true });
+  });
+
+  it("sends the message escaped with its XML declaration in <Op><xml> of the nfd namespace, ISSNet's SOAPAction", () => {
+    const query = ABRASF_V1_DEFINITIONS['abrasf-v1:issnet']!.operations.query;
+    if (!('request' in query)) throw new Error('query is a request/parse operation');
+    const request = query.request(
+      { id: 'rps7', xml: rps('5002407') },
+      {
+        endpoints: { url: () => 'https://issnet.test/servicos.asmx' },
+        ambiente: 1,
+        municipality: '5002407',
+        certificate: {} as A1Certificate,
+      },
+    );
+    expect(request.body).toContain(
+      `<ns:ConsultarNFSePorRPS xmlns:ns="${NFD}"><ns:xml>&lt;?xml version="1.0" encoding="UTF-8"?&gt;&lt;m:ConsultarNfseRpsEnvio`,
+    );
+    expect(JSON.stringify(request.headers)).toContain(`${NFD}/ConsultarNFSePorRPS`);
   });
 
   it('writes Aliquota as a fraction, and as the percentage where the city has NaoDividir100 (Barcarena)', () => {
