@@ -217,39 +217,46 @@ async function measure(setting: string): Promise<Figures> {
 }
 
 /** Waits until every note is issued with its PDF stored (or failed), polling the status route 8 at a time. */
+/**
+ * Waits until every note is issued with its PDF (or ended in error), asking little of the service while it works: the
+ * newest pending note is polled every 250 ms (notes are issued roughly in order), and only once it is done are the
+ * others swept, oldest first, 8 at a time (a sweep stops at the first one not done yet).
+ */
 async function waitIssued(origin: string, key: string, ids: string[]): Promise<{ errors: number }> {
   const pool = new Pool(new URL(origin).origin, { connections: 8 });
   let pending = [...ids];
   let errors = 0;
   const deadline = performance.now() + 900_000;
+  const stateOf = async (id: string) => {
+    const res = await pool.request({
+      path: `/api/v1/invoices/${id}/status`,
+      method: 'GET',
+      headers: { 'x-api-key': key },
+    });
+    const s = (await res.body.json()) as { status: string; pdfUrl?: string | null };
+    if (s.status === 'issued' && s.pdfUrl) return 'issued';
+    return ['error', 'rejected', 'failed'].includes(s.status) ? 'error' : 'pending';
+  };
   try {
     while (pending.length > 0) {
       if (performance.now() > deadline) throw new Error(`${pending.length} notes still pending after 15 min`);
-      const still: string[] = [];
-      for (let i = 0; i < pending.length; i += 8) {
-        const batch = pending.slice(i, i + 8);
-        const states = await Promise.all(
-          batch.map(async (id) => {
-            const res = await pool.request({
-              path: `/api/v1/invoices/${id}/status`,
-              method: 'GET',
-              headers: { 'x-api-key': key },
-            });
-            return (await res.body.json()) as { status: string; pdfUrl?: string | null };
-          }),
-        );
-        for (const [j, s] of states.entries()) {
-          if (s.status === 'issued' && s.pdfUrl) continue;
-          if (s.status === 'error' || s.status === 'rejected' || s.status === 'failed') {
-            errors++;
-            continue;
-          }
-          still.push(batch[j]!);
-        }
-        if (still.length > 0) break; // the oldest are not done: the rest cannot be either, look again later
+      if ((await stateOf(pending.at(-1)!)) === 'pending') {
+        await new Promise((r) => setTimeout(r, 250));
+        continue;
       }
-      const firstUndone = still.length > 0 ? pending.indexOf(still[0]!) : pending.length;
-      pending = pending.slice(firstUndone);
+      let swept = 0;
+      sweep: for (; swept < pending.length; swept += 8) {
+        const batch = pending.slice(swept, swept + 8);
+        const states = await Promise.all(batch.map(stateOf));
+        for (const [j, state] of states.entries()) {
+          if (state === 'pending') {
+            swept += j;
+            break sweep;
+          }
+          if (state === 'error') errors++;
+        }
+      }
+      pending = pending.slice(Math.min(swept, pending.length));
       if (pending.length > 0) await new Promise((r) => setTimeout(r, 250));
     }
   } finally {

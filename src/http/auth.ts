@@ -118,10 +118,34 @@ function lookupsFor(db: Db) {
   return prepared;
 }
 
-/** The key and its project in one query (project routes usually need the project right after). */
+type ProjectKeyRow = Awaited<ReturnType<ReturnType<typeof prepareLookups>['projectKey']['execute']>>[number];
+
+/** Lookups of a key hash in flight, per database: requests with the same key arriving meanwhile share the answer. */
+const projectKeysInFlight = new WeakMap<Db, Map<string, Promise<ProjectKeyRow | undefined>>>();
+
+/**
+ * The key and its project in one query (project routes usually need the project right after). Concurrent requests
+ * with the same key share one query (a client's burst costs one lookup, not one per request). Nothing is kept after
+ * it answers: a request sees the key and project as they were at most one query's round trip before it arrived
+ * (the query it joined), and a revocation is seen by every lookup that starts after it committed.
+ */
 async function findProjectKey(ctx: AppContext, key: string) {
   const hash = hashKey(key);
-  const [row] = await lookupsFor(ctx.db).projectKey.execute({ hash });
+  let running = projectKeysInFlight.get(ctx.db);
+  if (!running) {
+    running = new Map();
+    projectKeysInFlight.set(ctx.db, running);
+  }
+  let lookup = running.get(hash);
+  if (!lookup) {
+    const inFlight = running;
+    lookup = lookupsFor(ctx.db)
+      .projectKey.execute({ hash })
+      .then(([row]) => row)
+      .finally(() => inFlight.delete(hash));
+    running.set(hash, lookup);
+  }
+  const row = await lookup;
   if (!row?.project.active || !constantTimeEqual(row.keyHash, hash)) return null;
   return row;
 }

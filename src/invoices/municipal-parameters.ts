@@ -60,6 +60,9 @@ type Fetched = { kind: 'ok'; answer: AdnAnswer; fetchedAt: Date } | { kind: 'fai
 
 /** Requests in flight per process, so a batch of 100 items of one service asks the ADN once. */
 const inFlight = new WeakMap<AppContext, Map<string, Promise<Fetched>>>();
+type CacheRow = typeof adnParametersCache.$inferSelect;
+/** Reads of the cache table in flight per process (`CachedAdn.readRow`). */
+const rowsInFlight = new WeakMap<AppContext, Map<string, Promise<CacheRow | undefined>>>();
 
 class CachedAdn {
   private certificate: Promise<
@@ -83,14 +86,32 @@ class CachedAdn {
     return this.certificate;
   }
 
+  /**
+   * The cache's row of a path. Concurrent reads of one path share a query (a burst of notes of one service reads it
+   * once); nothing is kept once it answers, so a refreshed or aged row is seen by the next read.
+   */
+  private readRow(path: string) {
+    const running = rowsInFlight.get(this.ctx) ?? new Map<string, Promise<CacheRow | undefined>>();
+    rowsInFlight.set(this.ctx, running);
+    const key = `${this.ambiente}:${path}`;
+    let read = running.get(key);
+    if (!read) {
+      read = this.ctx.db
+        .select()
+        .from(adnParametersCache)
+        .where(and(eq(adnParametersCache.ambiente, this.ambiente), eq(adnParametersCache.path, path)))
+        .limit(1)
+        .then(([row]) => row)
+        .finally(() => running.delete(key));
+      running.set(key, read);
+    }
+    return read;
+  }
+
   /** The answer for a path: from the cache when fresh, else from the ADN (stored), else the stale copy. */
   async get(path: string): Promise<Fetched> {
     const now = this.ctx.now();
-    const [row] = await this.ctx.db
-      .select()
-      .from(adnParametersCache)
-      .where(and(eq(adnParametersCache.ambiente, this.ambiente), eq(adnParametersCache.path, path)))
-      .limit(1);
+    const row = await this.readRow(path);
     const ttlMs = this.ctx.config.adnParametersTtlSeconds * 1000;
     const cached =
       row && (row.status === 200 || row.status === 404)
