@@ -92,7 +92,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     async close() {
       if (closed) return;
       closed = true;
-      await client.close();
+      await prioritized.close();
       release();
     },
   };

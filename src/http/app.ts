@@ -15,6 +15,7 @@ import { openapiWebhooks } from './openapi-webhooks.ts';
 import { withNamedSchemas } from './openapi-components.ts';
 import { registerRoutes } from './routes/index.ts';
 import { Problem } from './schemas.ts';
+import { foregroundRequest } from '../db/priority.ts';
 
 /**
  * Node's HTTP parser refuses some requests before Fastify sees them (header block over the limit, request
@@ -80,7 +81,10 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
   app.addHook('preClose', async () => {
     closing = true;
   });
+  // an API request in flight: background database work on the embedded database yields to it (db/priority.ts)
+  const inFlight = new WeakMap<object, () => void>();
   app.addHook('onRequest', async (request, reply) => {
+    inFlight.set(request, foregroundRequest());
     reply.header('x-request-id', request.id);
     if (closing) {
       // pipelined or keep-alive requests reaching a closing process: go elsewhere, on a new connection
@@ -88,6 +92,12 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
       throw new ApiError('SERVICE_UNAVAILABLE', 'The service is shutting down; retry the request');
     }
   });
+
+  const ended = async (request: object) => {
+    inFlight.get(request)?.();
+  };
+  app.addHook('onResponse', ended);
+  app.addHook('onRequestAbort', ended);
 
   app.addSchema(Problem);
 
