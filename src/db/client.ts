@@ -56,18 +56,14 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     };
   }
   const { dir, seeded, release } = claimEmbeddedDataDir(options.dataDir);
-  try {
-    await seeded;
-  } catch (err) {
-    release();
-    throw err;
-  }
-  mkdirSync(dir, { recursive: true });
-  // the embedded engine (~70 MB of WASM) is loaded only in embedded mode
-  const { PGlite: PGliteEngine } = await import('@electric-sql/pglite');
-  const { drizzle: drizzlePglite } = await import('drizzle-orm/pglite');
+  // the embedded engine (~70 MB of WASM) is loaded only in embedded mode, while a first start's copy finishes
+  const engine = Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite')]);
   let client: PGlite;
+  let drizzlePglite: typeof import('drizzle-orm/pglite')['drizzle'];
   try {
+    const [[{ PGlite: PGliteEngine }, drizzleModule]] = await Promise.all([engine, seeded]);
+    drizzlePglite = drizzleModule.drizzle;
+    mkdirSync(dir, { recursive: true });
     client = await PGliteEngine.create(dir);
   } catch (err) {
     release();
