@@ -7,7 +7,7 @@
  * (second start). Times run from spawning `npm start` to the first 200 from /api/v1/health (polled every 10 ms);
  * the stop time is from SIGTERM to npm's exit. dist/ is built beforehand (not timed) if the sources changed.
  */
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -77,9 +77,30 @@ async function main() {
     console.log('building dist/ first (not timed)…');
     await build();
   }
+  anchors();
   await measure('start', 'npm start (compiled)', rounds);
   // The way `npm start` ran before (tsx on the sources, no database template), for comparison in the same run.
   await measure('dev', 'npm run dev (tsx, sources)', rounds);
+}
+
+/**
+ * The machine's speed in this run (start times are absolute, so they move with it; this box's CPU has been seen
+ * to run the same work 1.6 times slower from one hour to the next): a bare `node -e 0` start and a fixed loop.
+ */
+function anchors() {
+  const spawns: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    spawnSync(process.execPath, ['-e', '0']);
+    spawns.push(performance.now() - t0);
+  }
+  const t0 = performance.now();
+  let x = 0;
+  for (let i = 0; i < 1e8; i++) x += i;
+  const loop = performance.now() - t0;
+  console.log(
+    `anchors: bare node start ${median(spawns).toFixed(0)} ms (median of 5), 1e8-iteration loop ${loop.toFixed(0)} ms${x < 0 ? '' : ''}`,
+  );
 }
 
 async function measure(script: string, name: string, rounds: number) {

@@ -119,7 +119,8 @@ async function lock() {
 
 /**
  * dist/pglite-template/: a PGlite cluster with every migration applied and the job queue's schema, copied into an
- * empty data directory on the first start (src/db/client.ts) instead of creating a cluster there.
+ * empty data directory on the first start (src/db/embedded-dir.ts) instead of creating a cluster there; and
+ * dist/pglite-spare/, one copy of it made ahead, renamed into place by the next first start.
  */
 async function buildPgliteTemplate(out) {
   const work = mkdtempSync(join(tmpdir(), 'nfse-build-pglite-'));
@@ -133,6 +134,8 @@ async function buildPgliteTemplate(out) {
     await queue.stop({ graceful: false });
     await database.close();
     cpSync(join(work, 'db'), join(out, 'pglite-template'), { recursive: true });
+    // the first first-start's cluster, renamed into place instead of copied (src/db/embedded-dir.ts)
+    cpSync(join(work, 'db'), join(out, 'pglite-spare'), { recursive: true });
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -1,6 +1,8 @@
+import { spawn } from 'node:child_process';
 import { closeSync, constants, existsSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import { copyFile, mkdir, readdir, rename, rm } from 'node:fs/promises';
-import { join, relative, resolve } from 'node:path';
+import { setPriority } from 'node:os';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
@@ -56,19 +58,21 @@ function isAlive(pid: number): boolean {
  */
 const pgliteTemplate = fileURLToPath(new URL('../../pglite-template', import.meta.url));
 
+/**
+ * A spare copy of the template (made by `npm run build`, then again in the background after each use), renamed into
+ * place on a first start: a rename is instant where the copy (about a thousand small files) is most of a first
+ * start. Taken by one process at most (the rename is atomic); without one (taken, read-only install, another file
+ * system) the template is copied as before.
+ */
+const pgliteSpare = fileURLToPath(new URL('../../pglite-spare', import.meta.url));
+
 /** Files copied at once: the copies run on libuv's thread pool (4 threads), so a few more keep it busy. */
 const COPIES_IN_FLIGHT = 8;
 
-async function seedFromTemplate(dir: string): Promise<void> {
-  if (existsSync(join(dir, 'PG_VERSION')) || !existsSync(join(pgliteTemplate, 'PG_VERSION'))) return;
-  if (existsSync(dir) && (await readdir(dir)).length > 0) return; // someone else's files: leave them to PGlite
-  // copied beside the directory and renamed into place: a copy cut short (kill -9) is never taken for a cluster,
-  // and the next first start copies again
-  const partial = `${dir}.partial`;
-  await rm(partial, { recursive: true, force: true });
+async function copyTemplate(to: string): Promise<void> {
   const files: string[] = [];
   const walk = async (from: string) => {
-    await mkdir(join(partial, relative(pgliteTemplate, from)), { recursive: true });
+    await mkdir(join(to, relative(pgliteTemplate, from)), { recursive: true });
     for (const entry of await readdir(from, { withFileTypes: true })) {
       const path = join(from, entry.name);
       if (entry.isDirectory()) await walk(path);
@@ -81,12 +85,70 @@ async function seedFromTemplate(dir: string): Promise<void> {
     Array.from({ length: COPIES_IN_FLIGHT }, async () => {
       while (next < files.length) {
         const file = files[next++]!;
-        await copyFile(file, join(partial, relative(pgliteTemplate, file)), constants.COPYFILE_FICLONE);
+        await copyFile(file, join(to, relative(pgliteTemplate, file)), constants.COPYFILE_FICLONE);
       }
     }),
   );
+}
+
+/**
+ * Makes a spare copy of the template (beside it, then renamed: a spare is always complete), after removing the
+ * partial spares of processes that died while making one. Run by `spare-maker.ts`, a process of its own.
+ */
+export async function makeSpare(): Promise<void> {
+  if (existsSync(pgliteSpare) || !existsSync(join(pgliteTemplate, 'PG_VERSION'))) return;
+  const parent = dirname(pgliteSpare);
+  for (const name of await readdir(parent)) {
+    const pid = Number(/^pglite-spare\.partial-(\d+)$/.exec(name)?.[1] ?? Number.NaN);
+    if (pid && pid !== process.pid && !isAlive(pid)) await rm(join(parent, name), { recursive: true, force: true });
+  }
+  const partial = `${pgliteSpare}.partial-${process.pid}`;
+  try {
+    await copyTemplate(partial);
+    await rename(partial, pgliteSpare); // fails if another process made one meanwhile: ours is dropped
+  } finally {
+    await rm(partial, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A new spare for the next first start, made by a detached process at the lowest scheduling priority: the copy is
+ * mostly kernel time, which would otherwise compete with this start (or this service) for the CPU. It outlives this
+ * process if this one stops first. Best effort: without a spare the next first start copies the template.
+ */
+function replenishSpare(): void {
+  if (existsSync(pgliteSpare)) return;
+  try {
+    const child = spawn(process.execPath, [fileURLToPath(new URL('./spare-maker.js', import.meta.url))], {
+      detached: true,
+      stdio: 'ignore',
+    });
+    child.on('error', () => undefined);
+    child.unref();
+    if (child.pid) setPriority(child.pid, 19);
+  } catch {
+    // no spare: the next first start copies
+  }
+}
+
+async function seedFromTemplate(dir: string): Promise<void> {
+  if (existsSync(join(dir, 'PG_VERSION')) || !existsSync(join(pgliteTemplate, 'PG_VERSION'))) return;
+  if (existsSync(dir) && (await readdir(dir)).length > 0) return; // someone else's files: leave them to PGlite
   await rm(dir, { recursive: true, force: true }); // an empty directory, if any (checked above)
+  try {
+    await rename(pgliteSpare, dir);
+    replenishSpare();
+    return;
+  } catch {
+    // no spare (another process took it, a read-only install, another file system): copy the template
+  }
+  // copied beside the directory and renamed into place: a copy cut short (kill -9) is never taken for a cluster,
+  // and the next first start copies again
+  const partial = `${dir}.partial`;
+  await rm(partial, { recursive: true, force: true });
+  await copyTemplate(partial);
   await rename(partial, dir);
+  replenishSpare();
 }
 
 export interface ClaimedDataDir {
