@@ -61,11 +61,13 @@ try {
  * A worker's heap holds its jobs in flight, a small fraction of a megabyte each, yet V8 lets the old space of a busy
  * process grow far past its live data before collecting (bench/issuing.ts: 403 MB peak RSS with 2,000 notes in
  * flight at concurrency 128; 266 MB with a 160 MB cap, same throughput). The worker gets a cap scaled to its
- * concurrency (128 MB + 0.5 MB per job slot) unless the operator set one (NODE_OPTIONS or node flags).
+ * concurrency (160 MB + 0.5 MB per job slot) unless the operator set one (NODE_OPTIONS or node flags). At 128 MB +
+ * 0.5 MB per slot the default worker (32 slots, 144 MB) ran out of heap in bench/intake.ts on PostgreSQL (4,000 notes
+ * accepted in 8 s, live heap 138 MB after a full collection); with no cap its heap peaked at 151 MB (RSS 286 MB).
  */
 function workerHeapFlags(): string[] {
   const given = [...process.execArgv, process.env.NODE_OPTIONS ?? ''].some((a) => a.includes('--max-old-space-size'));
-  return given ? [] : [`--max-old-space-size=${Math.round(128 + config.workerConcurrency / 2)}`];
+  return given ? [] : [`--max-old-space-size=${Math.round(160 + config.workerConcurrency / 2)}`];
 }
 
 /** Forks this entry as the worker role, pointed at the sandboxes this process started; resolves once it is up. */
