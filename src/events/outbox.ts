@@ -87,6 +87,19 @@ export async function recordEvent<T extends EventType>(
       dispatchedAt: sql`now()`,
     })
     .returning({ id: events.id, createdAt: events.createdAt });
+  const deliveries = await fanOut(tx, { ...event, id: row!.id, createdAt: row!.createdAt }, now);
+  return { id: row!.id, deliveries };
+}
+
+/**
+ * One delivery per active endpoint of the event's project subscribed to its type, its first attempt due `now`
+ * ((event, endpoint) is unique: a second fan-out of one event delivers nothing twice). Returns the deliveries made.
+ */
+export async function fanOut(
+  tx: DbOrTx,
+  event: { id: string; projectId: string; type: string; data: unknown; createdAt: Date },
+  now: Date,
+): Promise<number> {
   const endpoints = await tx
     .select({ id: webhookEndpoints.id })
     .from(webhookEndpoints)
@@ -98,27 +111,27 @@ export async function recordEvent<T extends EventType>(
         sql`${webhookEndpoints.events} @> ${JSON.stringify([event.type])}::jsonb`,
       ),
     );
-  if (endpoints.length > 0) {
-    await tx
-      .insert(webhookDeliveries)
-      .values(
-        endpoints.map((endpoint) => {
-          const id = randomUUID();
-          return {
-            id,
-            endpointId: endpoint.id,
-            projectId: event.projectId,
-            eventId: row!.id,
-            eventType: event.type,
-            body: envelope(event.type, id, row!.createdAt, event.data),
-            status: 'pending',
-            nextAttemptAt: now,
-            createdAt: now,
-          };
-        }),
-      )
-      .onConflictDoNothing();
-    deliveriesWritten = true;
-  }
-  return { id: row!.id, deliveries: endpoints.length };
+  if (endpoints.length === 0) return 0;
+  const created = await tx
+    .insert(webhookDeliveries)
+    .values(
+      endpoints.map((endpoint) => {
+        const id = randomUUID();
+        return {
+          id,
+          endpointId: endpoint.id,
+          projectId: event.projectId,
+          eventId: event.id,
+          eventType: event.type,
+          body: envelope(event.type, id, event.createdAt, event.data),
+          status: 'pending',
+          nextAttemptAt: now,
+          createdAt: now,
+        };
+      }),
+    )
+    .onConflictDoNothing()
+    .returning({ id: webhookDeliveries.id });
+  if (created.length > 0) deliveriesWritten = true;
+  return created.length;
 }

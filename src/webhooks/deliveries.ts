@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { and, asc, count, desc, eq, inArray, isNull, lte, type SQL, sql } from 'drizzle-orm';
+import { and, asc, count, desc, eq, inArray, lte, type SQL, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
 import { events, webhookAttempts, webhookDeliveries, webhookEndpoints } from '../db/schema.ts';
 import type { HostResolver } from './address-guard.ts';
 import { type EndpointRow, endpointSecrets } from './endpoints.ts';
 import { type AttemptOutcome, sendWebhookAttempt } from './sender.ts';
 import { signatureHeaders } from './signing.ts';
-import { envelope } from '../events/outbox.ts';
+import { envelope, fanOut } from '../events/outbox.ts';
 
 /**
  * Webhook deliveries: one per (event, endpoint), with the exact body sent on every attempt, and one row
@@ -60,42 +60,9 @@ export async function fanOutEvent(ctx: AppContext, eventId: string): Promise<num
     const [event] = await tx.select().from(events).where(eq(events.id, eventId)).for('update').limit(1);
     if (!event || event.dispatchedAt) return 0;
     const now = ctx.now();
-    const endpoints = await tx
-      .select({ id: webhookEndpoints.id })
-      .from(webhookEndpoints)
-      .where(
-        and(
-          eq(webhookEndpoints.projectId, event.projectId),
-          eq(webhookEndpoints.active, true),
-          isNull(webhookEndpoints.deletedAt),
-          sql`${webhookEndpoints.events} @> ${JSON.stringify([event.type])}::jsonb`,
-        ),
-      );
-    let created: { id: string }[] = [];
-    if (endpoints.length > 0) {
-      created = await tx
-        .insert(webhookDeliveries)
-        .values(
-          endpoints.map((endpoint) => {
-            const id = randomUUID();
-            return {
-              id,
-              endpointId: endpoint.id,
-              projectId: event.projectId,
-              eventId: event.id,
-              eventType: event.type,
-              body: envelope(event.type, id, event.createdAt, event.data),
-              status: 'pending',
-              nextAttemptAt: now,
-              createdAt: now,
-            };
-          }),
-        )
-        .onConflictDoNothing()
-        .returning({ id: webhookDeliveries.id });
-    }
+    const created = await fanOut(tx, event, now);
     await tx.update(events).set({ dispatchedAt: now }).where(eq(events.id, event.id));
-    return created.length;
+    return created;
   });
 }
 
