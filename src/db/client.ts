@@ -12,8 +12,6 @@ import { claimEmbeddedDataDir } from './embedded-dir.ts';
 import { withForegroundPriority } from './priority.ts';
 import * as schema from './schema.ts';
 
-export { DataDirectoryInUseError } from './embedded-dir.ts';
-
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 export type Tx = PgTransaction<PgQueryResultHKT, Schema, ExtractTablesWithRelations<Schema>>;
