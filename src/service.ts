@@ -1,7 +1,6 @@
 import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type pino from 'pino';
-import { prefetchRsaKeys } from './certificates/generate.ts';
 import { CertificateStore } from './certificates/store.ts';
 import type { Config } from './config.ts';
 import type { AppContext, GovernmentEndpoints } from './context.ts';
@@ -16,9 +15,9 @@ import { JobQueue } from './jobs/queue.ts';
 import { securePrivateDirectory } from './data-dir.ts';
 import { createLogger } from './logging.ts';
 import { provisionSandboxIdentity, sandboxIdentityMissing } from './sandbox/identity.ts';
-import { municipalSandboxPath } from './sandbox/municipal.ts';
+import { municipalSandboxPathIn, type SandboxMounts } from './sandbox/mount-path.ts';
 import { type SandboxProcess, startSandboxProcess } from './sandbox/process.ts';
-import { type SefinSandbox, startSefinSandbox } from './sandbox/sefin/server.ts';
+import type { SefinSandbox } from './sandbox/sefin/server.ts';
 import { createLocalStorage } from './storage/local.ts';
 import type { DocumentStorage } from './storage/types.ts';
 import { registerWorkers } from './wiring/workers.ts';
@@ -58,13 +57,21 @@ async function createStorage(config: Config): Promise<DocumentStorage> {
 }
 
 /** The endpoints of the sandboxes, wherever they run (a URL and the CA of their TLS certificate). */
-function sandboxEndpoints(url: string, caPem: string): GovernmentEndpoints {
+function sandboxEndpoints(url: string, caPem: string | null, mounts: SandboxMounts): GovernmentEndpoints {
   return {
     sefinBaseUrl: (amb) => `${url}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
     adnParametersBaseUrl: (amb) => `${url}/${amb === 1 ? 'producao' : 'producaorestrita'}/parametrizacao`,
-    municipalSandboxUrl: (engine, amb) => `${url}${municipalSandboxPath(engine, amb)}`,
+    municipalSandboxUrl: (engine, amb) => `${url}${municipalSandboxPathIn(mounts, engine, amb)}`,
     caPem,
   };
+}
+
+/**
+ * The mounts of the municipal sandboxes when no sandbox process reported them: loads every provider's sandbox
+ * module, which the service's own start (sandboxes in their process) avoids.
+ */
+async function localSandboxMounts(): Promise<SandboxMounts> {
+  return (await import('./sandbox/municipal.ts')).MUNICIPAL_SANDBOX_MOUNTS;
 }
 
 async function governmentEndpoints(
@@ -84,24 +91,17 @@ async function governmentEndpoints(
     };
   }
   if (config.sefinSandboxUrl) {
-    const base = config.sefinSandboxUrl;
     const caPem = config.sefinSandboxCaFile ? readFileSync(config.sefinSandboxCaFile, 'utf8') : null;
-    return {
-      endpoints: {
-        sefinBaseUrl: (amb) => `${base}/${amb === 1 ? 'producao' : 'producaorestrita'}/SefinNacional`,
-        adnParametersBaseUrl: (amb) => `${base}/${amb === 1 ? 'producao' : 'producaorestrita'}/parametrizacao`,
-        municipalSandboxUrl: (engine, amb) => `${base}${municipalSandboxPath(engine, amb)}`,
-        caPem,
-      },
-      sandbox: null,
-    };
+    return { endpoints: sandboxEndpoints(config.sefinSandboxUrl, caPem, await localSandboxMounts()), sandbox: null };
   }
   if (sandboxProcess) {
     const child = await sandboxProcess;
     logger.info({ url: child.url, pid: child.pid }, 'government sandboxes started in their own process');
-    return { endpoints: sandboxEndpoints(child.url, child.caPem), sandbox: null };
+    return { endpoints: sandboxEndpoints(child.url, child.caPem, child.mounts), sandbox: null };
   }
   const identity = provisionSandboxIdentity(resolve(config.dataDir, 'sandbox'));
+  // loaded only here: the sandboxes' modules (every provider's) are a noticeable part of the start time
+  const { startSefinSandbox } = await import('./sandbox/sefin/server.ts');
   const sandbox = await startSefinSandbox({
     host: '127.0.0.1',
     port: 0,
@@ -112,7 +112,7 @@ async function governmentEndpoints(
     logger: { info: (m: string) => logger.info(m), warn: (m: string) => logger.warn(m) },
   });
   logger.info({ url: sandbox.url }, 'Sefin Nacional sandbox started');
-  return { endpoints: sandboxEndpoints(sandbox.url, identity.caPem), sandbox };
+  return { endpoints: sandboxEndpoints(sandbox.url, identity.caPem, await localSandboxMounts()), sandbox };
 }
 
 export async function startService(
@@ -138,7 +138,9 @@ export async function startService(
       : null;
   sandboxProcess?.catch(() => undefined); // awaited below; an early failure must not be an unhandled rejection
   // First start, in-process sandbox: its three RSA keys are generated on the thread pool while the database opens.
-  if (localSandbox && !sandboxProcess && sandboxIdentityMissing(sandboxDir)) prefetchRsaKeys(3);
+  if (localSandbox && !sandboxProcess && sandboxIdentityMissing(sandboxDir)) {
+    void import('./certificates/generate.ts').then(({ prefetchRsaKeys }) => prefetchRsaKeys(3));
+  }
   const closers: (() => Promise<void>)[] = [];
   if (sandboxProcess) closers.push(() => sandboxProcess.then((child) => child.close()).catch(() => undefined));
   try {

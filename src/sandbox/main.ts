@@ -50,7 +50,13 @@ const sandbox = await startSefinSandbox({
 /** Started by the service (`npm start`, src/sandbox/process.ts): report over IPC, quit when the service goes away. */
 const supervised = typeof process.send === 'function';
 if (supervised) {
-  process.send?.({ type: 'sandbox-ready', url: sandbox.url, caFile: identity.caFile });
+  const { MUNICIPAL_SANDBOX_MOUNTS } = await import('./municipal.ts');
+  process.send?.({
+    type: 'sandbox-ready',
+    url: sandbox.url,
+    caFile: identity.caFile,
+    mounts: MUNICIPAL_SANDBOX_MOUNTS,
+  });
   process.on('disconnect', () => {
     sandbox.close().finally(() => process.exit(0));
   });

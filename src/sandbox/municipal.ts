@@ -57,6 +57,7 @@ import { equiplanoSandbox } from './own-layout/equiplano.ts';
 import { agiliSandbox } from './own-layout/agili.ts';
 import { sigIssWebSandbox } from './own-layout/sigissweb.ts';
 import type { SandboxService } from './kit/server.ts';
+import { municipalSandboxPathIn, type SandboxMounts } from './mount-path.ts';
 import { abaseSandbox } from './raw-xml/abase.ts';
 import { modernizacaoPublicaSandbox } from './raw-xml/modernizacao-publica.ts';
 import { cittaSandbox, pronimSandbox } from './lote-gzip/sandboxes.ts';
@@ -165,9 +166,12 @@ export const MUNICIPAL_SANDBOXES: readonly MunicipalSandbox[] = [
   sigIssWebSandbox,
 ];
 
+/** engine key → mount slug of every municipal sandbox (what the sandbox process reports to the service) */
+export const MUNICIPAL_SANDBOX_MOUNTS: SandboxMounts = Object.fromEntries(
+  MUNICIPAL_SANDBOXES.map((s) => [s.engine, s.slug]),
+);
+
 /** The base path of a provider's sandbox for an environment (`/municipal/<slug>/producao|producaorestrita`). */
 export function municipalSandboxPath(engine: string, ambiente: 1 | 2): string {
-  const entry = MUNICIPAL_SANDBOXES.find((s) => s.engine === engine);
-  const slug = entry?.slug ?? engine.replace(/[^a-z0-9]+/g, '-');
-  return `/municipal/${slug}/${ambiente === 1 ? 'producao' : 'producaorestrita'}`;
+  return municipalSandboxPathIn(MUNICIPAL_SANDBOX_MOUNTS, engine, ambiente);
 }

@@ -1,6 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import type { SandboxMounts } from './mount-path.ts';
 
 /**
  * The local government sandboxes in a process of their own (what `npm start` does): the sandboxes validate XSDs,
@@ -13,6 +14,8 @@ import { fileURLToPath } from 'node:url';
 export interface SandboxProcess {
   url: string;
   caPem: string;
+  /** where each municipal provider's sandbox is mounted (engine key → slug), as the sandbox process reported */
+  mounts: SandboxMounts;
   pid: number;
   close(): Promise<void>;
 }
@@ -21,6 +24,7 @@ interface ReadyMessage {
   type: 'sandbox-ready';
   url: string;
   caFile: string;
+  mounts: SandboxMounts;
 }
 
 const READY_TIMEOUT_MS = 60_000;
@@ -67,6 +71,7 @@ export function startSandboxProcess(options: {
       resolve({
         url: message.url,
         caPem: readFileSync(message.caFile, 'utf8'),
+        mounts: message.mounts,
         pid: child.pid ?? 0,
         close: () =>
           new Promise<void>((done) => {
