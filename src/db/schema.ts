@@ -100,6 +100,11 @@ export const projects = pgTable(
     cnpjPrefeitura: text('cnpj_prefeitura'),
     /** spec 4.8.3: the URL the project's municipal engine sends to, before the registry's (absolute precedence) */
     endpointOverride: text('endpoint_override'),
+    /**
+     * issue through the national environment (Sefin Nacional) instead of the municipality's own provider, by the
+     * project's choice: only where the municipality adheres to the national emitter (registry `nationalEmitter`)
+     */
+    emissorNacional: boolean('emissor_nacional').notNull().default(false),
     cnae: text('cnae'),
     basicAuthUsuario: text('basic_auth_usuario'),
     /** sealed with the master key (AES-256-GCM), base64 */

@@ -106,8 +106,10 @@ export class EngineRegistry {
     };
   }
 
-  /** Routing of a project (municipality and regime) to an implemented engine, or why there is none. */
-  route(project: Pick<ProjectFiscalProfile, 'codigoMunicipio' | 'regimeTributario'>): RoutingDecision {
+  /** Routing of a project (municipality, regime, its emissorNacional choice) to an implemented engine, or why there is none. */
+  route(
+    project: Pick<ProjectFiscalProfile, 'codigoMunicipio' | 'regimeTributario'> & { emissorNacional?: boolean },
+  ): RoutingDecision {
     return routeProject(project, this.municipalities, this.implementedIn);
   }
 

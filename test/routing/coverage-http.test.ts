@@ -80,6 +80,7 @@ describe('GET /cobertura/cidades', () => {
       layoutVersion: '1.01',
       implemented: true,
       nationalEmitterAdherent: true,
+      nationalEmitterByChoice: false,
       engine: {
         projectFields: ['codigoMunicipio'],
         credentials: ['certificate'],

@@ -567,8 +567,10 @@ export type CityCoverageList = {
     layoutVersion: string | null;
     /** Whether this service issues here today for every regime (false: only MEI providers can issue, through the national environment; others get 422 ENGINE_NOT_AVAILABLE at POST /emitir) */
     implemented: boolean;
-    /** Flagged in the official national-emitter adhesion list (Conveniado Ativo + AderenteEmissorNacional); a flag does not displace an own provider */
+    /** Flagged in the official national-emitter adhesion list (Conveniado Ativo + AderenteEmissorNacional); a flag does not displace an own provider, but a project may choose the national environment here (project field emissorNacional) */
     nationalEmitterAdherent: boolean;
+    /** Whether a project here can issue through the national environment (Sefin Nacional) by its own choice, instead of the municipality's own system: set the project's emissorNacional to true. True where the municipality adheres to the national emitter (nationalEmitterAdherent) and its default engine is its own provider's, implemented here or not (`implemented` describes that default engine, not the choice). False where the national environment is already the default engine (nothing to choose) or the municipality does not adhere (emissorNacional true is refused with 400). */
+    nationalEmitterByChoice: boolean;
     /** Requirements and capabilities of that engine; null when no engine is known */
     engine: {
       /** Project fields (spec 2.1) this engine needs besides CNPJ and razão social */
@@ -698,6 +700,8 @@ export type CreateProjectRequest = {
   cnpjPrefeitura?: string | null;
   /** Spec 4.8.3: the base URL the project's municipal engine sends to, taking precedence over the municipality registry's (a provider's new address before the registry knows it). Not used by the national environment. null removes it. */
   endpointOverride?: string | null;
+  /** Issue through the national environment (Sefin Nacional) instead of the municipality's own system. Only for municipalities that adhere to the national emitter (see GET /cobertura/cidades → nationalEmitterAdherent). Default false. true with a codigoMunicipio that does not adhere is a 400 naming emissorNacional; if the municipality leaves the adhesion list later, POST /emitir answers 422 ENGINE_NOT_AVAILABLE (the notes are never sent to another system than the one chosen). MEI projects issue through the national environment either way. */
+  emissorNacional?: boolean;
   /** Main CNAE, 7 digits (formatted or not); required by GINFES and the Federal District */
   cnae?: string | null;
   /** User for municipalities that use HTTP Basic Auth */
@@ -1494,6 +1498,8 @@ export type Project = {
   codigoServicoSp: string | null;
   cnpjPrefeitura: string | null;
   endpointOverride: string | null;
+  /** Issues through the national environment (Sefin Nacional) instead of the municipality's own system, by the project's choice */
+  emissorNacional: boolean;
   cnae: string | null;
   basicAuthUsuario: string | null;
   cscId: string | null;
@@ -1531,7 +1537,7 @@ export type ProjectCreated = {
   danfeTemplate: string;
   active: boolean;
   createdAt: string;
-  /** Things to know about the saved project. ENGINE_NOT_AVAILABLE: no engine this service implements can issue for this municipality and regime; POST /emitir will answer 422 ENGINE_NOT_AVAILABLE until one does (MEI providers always issue through the national environment). See GET /cobertura/cidades. */
+  /** Things to know about the saved project. ENGINE_NOT_AVAILABLE: no engine this service implements can issue for this municipality and regime; POST /emitir will answer 422 ENGINE_NOT_AVAILABLE until one does (MEI providers always issue through the national environment; where the municipality adheres to the national emitter, emissorNacional true issues there). See GET /cobertura/cidades. */
   warnings: Array<{
     /** Stable warning code (e.g. ENGINE_NOT_AVAILABLE) */
     code: string;
@@ -1566,7 +1572,7 @@ export type ProjectList = {
 export type ProjectUpdated = {
   updated: true;
   id: string;
-  /** Things to know about the saved project. ENGINE_NOT_AVAILABLE: no engine this service implements can issue for this municipality and regime; POST /emitir will answer 422 ENGINE_NOT_AVAILABLE until one does (MEI providers always issue through the national environment). See GET /cobertura/cidades. */
+  /** Things to know about the saved project. ENGINE_NOT_AVAILABLE: no engine this service implements can issue for this municipality and regime; POST /emitir will answer 422 ENGINE_NOT_AVAILABLE until one does (MEI providers always issue through the national environment; where the municipality adheres to the national emitter, emissorNacional true issues there). See GET /cobertura/cidades. */
   warnings: Array<{
     /** Stable warning code (e.g. ENGINE_NOT_AVAILABLE) */
     code: string;
@@ -1656,6 +1662,8 @@ export type UpdateProjectRequest = {
   cnpjPrefeitura?: string | null;
   /** Spec 4.8.3: the base URL the project's municipal engine sends to, taking precedence over the municipality registry's (a provider's new address before the registry knows it). Not used by the national environment. null removes it. */
   endpointOverride?: string | null;
+  /** Issue through the national environment (Sefin Nacional) instead of the municipality's own system. Only for municipalities that adhere to the national emitter (see GET /cobertura/cidades → nationalEmitterAdherent). Default false. true with a codigoMunicipio that does not adhere is a 400 naming emissorNacional; if the municipality leaves the adhesion list later, POST /emitir answers 422 ENGINE_NOT_AVAILABLE (the notes are never sent to another system than the one chosen). MEI projects issue through the national environment either way. */
+  emissorNacional?: boolean;
   /** Main CNAE, 7 digits (formatted or not); required by GINFES and the Federal District */
   cnae?: string | null;
   /** User for municipalities that use HTTP Basic Auth */
@@ -2904,7 +2912,7 @@ export class NfseClient extends BaseClient {
   /**
    * Update a project
    *
-   * Needs the scope projects:write. Same fields as create except cnpj (immutable); all optional; nullable fields accept null to remove the value (danfeTemplate null restores padrao). The endereco parts given replace the stored ones. Changing codigoMunicipio or regimeTributario to a combination no implemented engine serves answers the warning ENGINE_NOT_AVAILABLE.
+   * Needs the scope projects:write. Same fields as create except cnpj (immutable); all optional; nullable fields accept null to remove the value (danfeTemplate null restores padrao). The endereco parts given replace the stored ones. Changing codigoMunicipio or regimeTributario to a combination no implemented engine serves answers the warning ENGINE_NOT_AVAILABLE. emissorNacional true needs a codigoMunicipio that adheres to the national emitter (400 VALIDATION_FAILED naming emissorNacional otherwise), checked whenever either field is sent.
    *
    * `PATCH /api/v1/org/projects/{id}`
    */

@@ -15,6 +15,7 @@ import {
   familyForEveryRegime,
   type Implemented,
   isImplementedIn,
+  nationalEmitterByChoice,
 } from './route.ts';
 
 /** What the coverage lookup says about one municipality (GET /cobertura/cidades). */
@@ -34,6 +35,11 @@ export interface MunicipalityCoverage {
   implemented: boolean;
   /** flagged in the official national-emitter adhesion list */
   nationalEmitterAdherent: boolean;
+  /**
+   * a project here can choose the national environment instead of the municipality's own system (`emissorNacional`):
+   * adherent, and the default engine is its own provider's (`nationalEmitterByChoice`)
+   */
+  nationalEmitterByChoice: boolean;
   /** requirements and capabilities of the engine above (null when no engine is known) */
   engine: {
     projectFields: ProjectField[];
@@ -94,6 +100,8 @@ export function coverageOf(
       serving !== null &&
       isImplementedIn(implemented, engineKeyOf(serving, serving === 'national' ? null : route.provider), route.code),
     nationalEmitterAdherent: route.nationalEmitter,
+    nationalEmitterByChoice:
+      nationalEmitterByChoice(route) && isImplementedIn(implemented, engineKeyOf('national', null), route.code),
     engine,
   };
 }

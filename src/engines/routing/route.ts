@@ -11,6 +11,11 @@ import type { MunicipalityRegistry, MunicipalityRoute } from './municipality-reg
  *    every regime. (A flag does not override an own provider: São Paulo is flagged and keeps its engine.)
  * 3. Otherwise its provider's family, when this service implements it and the provider has a production
  *    web service.
+ * Between 1 and 2, the project's choice (`emissorNacional`, issue #13): a project that chose the national emitter
+ * goes to the national environment for every regime where the municipality is in the adhesion list, whatever its
+ * own provider (implemented or not); Sefin Nacional asks only for the municipality's active convênio (E0037/E0038).
+ * Where the municipality does not (or no longer) adhere, the choice is refused, never replaced by the municipality's
+ * own system.
  * Anything else is refused (never issued in the wrong system).
  */
 
@@ -43,6 +48,38 @@ export function familyForEveryRegime(route: MunicipalityRoute): FamilyId | null 
   return Object.keys(production).length > 0 ? route.family : null;
 }
 
+/**
+ * Whether a project here may choose the national environment (`emissorNacional`): the municipality is in the
+ * official national-emitter adhesion list (Conveniado Ativo + AderenteEmissorNacional).
+ */
+export function acceptsNationalEmitter(route: MunicipalityRoute | null | undefined): boolean {
+  return route?.nationalEmitter === true;
+}
+
+/**
+ * The national environment is available here by the project's choice, and the choice changes the engine: the
+ * municipality adheres to the national emitter and its default engine is its own provider's (implemented here or
+ * not, with a production web service or not). False where the national environment is the default already.
+ */
+export function nationalEmitterByChoice(route: MunicipalityRoute): boolean {
+  return acceptsNationalEmitter(route) && familyForEveryRegime(route) !== 'national';
+}
+
+/** Why a project with `emissorNacional: true` cannot be in this municipality (null: it can). */
+export function nationalEmitterChoiceProblem(
+  codigoMunicipio: string | null,
+  route: MunicipalityRoute | null | undefined,
+): string | null {
+  if (acceptsNationalEmitter(route)) return null;
+  if (!codigoMunicipio) return 'needs a codigoMunicipio that adheres to the national emitter';
+  const place = route ? `${route.name}/${route.uf} (${route.code})` : `the municipality ${codigoMunicipio}`;
+  const already =
+    route && familyForEveryRegime(route) === 'national'
+      ? '; its projects issue through the national environment without emissorNacional'
+      : '';
+  return `${place} does not adhere to the national emitter (it is not in the official adhesion list: Conveniado Ativo and AderenteEmissorNacional), so it cannot be chosen with emissorNacional${already}`;
+}
+
 export function coverageStatus(route: MunicipalityRoute): CoverageStatus {
   if (familyForEveryRegime(route)) return 'covered';
   return route.provider === null ? 'national_only_mei' : 'not_covered';
@@ -54,7 +91,8 @@ export type RoutingDecision =
       family: FamilyId;
       /** the engine key (`engineKeyOf`) */
       engine: string;
-      reason: 'mei' | 'national-adherent' | 'municipal-engine' | 'no-municipality';
+      /** national-emitter-choice: the project chose the national environment (`emissorNacional`) */
+      reason: 'mei' | 'national-adherent' | 'national-emitter-choice' | 'municipal-engine' | 'no-municipality';
       route: MunicipalityRoute | null;
     }
   | {
@@ -63,12 +101,16 @@ export type RoutingDecision =
       family: FamilyId | null;
       status: CoverageStatus;
       route: MunicipalityRoute | null;
+      /** the project field the refusal is about */
+      field: 'codigoMunicipio' | 'emissorNacional';
       message: string;
     };
 
 export interface RoutingInput {
   codigoMunicipio: string | null;
   regimeTributario: RegimeTributario | null;
+  /** the project's choice of the national environment instead of the municipality's own system (default false) */
+  emissorNacional?: boolean;
 }
 
 /**
@@ -100,10 +142,28 @@ export function routeProject(
       family: null,
       status: 'national_only_mei',
       route: null,
+      field: 'codigoMunicipio',
       message: `The municipality ${project.codigoMunicipio} is not in the routing registry; only MEI providers can issue (national environment)`,
     };
   }
   const family = familyForEveryRegime(route);
+  const place = `${route.name}/${route.uf} (${route.code})`;
+  // the project's choice; where the national environment is this municipality's own engine, nothing to choose
+  if (project.emissorNacional && family !== 'national') {
+    const problem = nationalEmitterChoiceProblem(project.codigoMunicipio, route);
+    if (!problem && isImplementedIn(implemented, 'national', route.code)) {
+      return { ok: true, family: 'national', engine: 'national', reason: 'national-emitter-choice', route };
+    }
+    // refused, never issued through the municipality's own system instead
+    return {
+      ok: false,
+      family: 'national',
+      status: coverageStatus(route),
+      route,
+      field: 'emissorNacional',
+      message: `The project chose the national emitter (emissorNacional true), but ${problem ?? 'this service does not implement the national environment'}; set emissorNacional to false (the municipality's own system then applies) or change codigoMunicipio`,
+    };
+  }
   const engine = family ? engineKeyOf(family, route.provider) : null;
   if (family && engine && isImplementedIn(implemented, engine, route.code)) {
     return {
@@ -115,13 +175,15 @@ export function routeProject(
     };
   }
   const status = coverageStatus(route);
-  const place = `${route.name}/${route.uf} (${route.code})`;
   const provider = route.provider ?? 'no municipal provider known';
+  const choice = nationalEmitterByChoice(route)
+    ? `. ${place} adheres to the national emitter: set the project's emissorNacional to true to issue through the national environment (Sefin Nacional) instead of the municipality's own system`
+    : '';
   const message =
     status === 'covered'
       ? `${place} issues through its own system (provider ${provider}, ${route.routingId}), which this service does not implement yet; only MEI providers can issue here for now (national environment)`
       : status === 'not_covered'
         ? `${place} uses provider ${provider}, whose production web service is not known; only MEI providers can issue here (national environment)`
         : `${place} has no municipal engine (${provider}) and does not adhere to the national environment; only MEI providers can issue here (national environment)`;
-  return { ok: false, family: route.family, status, route, message };
+  return { ok: false, family: route.family, status, route, field: 'codigoMunicipio', message: message + choice };
 }

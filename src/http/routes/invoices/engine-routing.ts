@@ -27,11 +27,12 @@ function requirementsInput(project: ProjectFiscalProfile, row: ProjectRow): Proj
 }
 
 /**
- * Routes the project to an implemented engine, or refuses with 422 ENGINE_NOT_AVAILABLE naming the
- * municipality, its provider and coverage status (`coverageStatus`, as in GET /cobertura/cidades). Runs before any credit or number is spent.
+ * Routes the project (municipality, regime and its `emissorNacional` choice) to an implemented engine, or refuses
+ * with 422 ENGINE_NOT_AVAILABLE naming the municipality, its provider and coverage status (`coverageStatus`, as in
+ * GET /cobertura/cidades) and the project field at fault. Runs before any credit or number is spent.
  */
 export function engineFor(ctx: AppContext, project: ProjectFiscalProfile, row: ProjectRow): EngineId {
-  const decision = ctx.engines.route(project);
+  const decision = ctx.engines.route({ ...project, emissorNacional: row.emissorNacional });
   if (decision.ok) {
     if (!ctx.engines.isImplemented(decision.engine)) throw new Error(`routed to ${decision.engine}, not implemented`);
     // the national environment needs nothing beyond the certificate; a municipal engine may (spec 4.8)
@@ -46,7 +47,7 @@ export function engineFor(ctx: AppContext, project: ProjectFiscalProfile, row: P
   throw new ApiError(
     'ENGINE_NOT_AVAILABLE',
     decision.message,
-    [{ field: 'project.codigoMunicipio', message: decision.message }],
+    [{ field: `project.${decision.field}`, message: decision.message }],
     {
       municipality: route
         ? { codigoIbge: route.code, nome: route.name, uf: route.uf }
@@ -56,6 +57,7 @@ export function engineFor(ctx: AppContext, project: ProjectFiscalProfile, row: P
       routingId: route?.routingId ?? null,
       coverageStatus: decision.status,
       regimeTributario: project.regimeTributario,
+      emissorNacional: row.emissorNacional,
     },
   );
 }

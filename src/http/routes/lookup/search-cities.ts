@@ -65,7 +65,13 @@ const CityCoverage = Type.Object({
   }),
   nationalEmitterAdherent: Type.Boolean({
     description:
-      'Flagged in the official national-emitter adhesion list (Conveniado Ativo + AderenteEmissorNacional); a flag does not displace an own provider',
+      'Flagged in the official national-emitter adhesion list (Conveniado Ativo + AderenteEmissorNacional); a flag does not displace an own provider, but a project may choose the national environment here (project field emissorNacional)',
+  }),
+  nationalEmitterByChoice: Type.Boolean({
+    description:
+      "Whether a project here can issue through the national environment (Sefin Nacional) by its own choice, instead of the municipality's own system: set the project's emissorNacional to true. " +
+      "True where the municipality adheres to the national emitter (nationalEmitterAdherent) and its default engine is its own provider's, implemented here or not (`implemented` describes that default engine, not the choice). " +
+      'False where the national environment is already the default engine (nothing to choose) or the municipality does not adhere (emissorNacional true is refused with 400).',
   }),
   engine: nullable(
     Type.Object({
@@ -143,6 +149,7 @@ export const searchCitiesRoute: RouteModule = (app, ctx) => {
                   layoutVersion: '1.01',
                   implemented: true,
                   nationalEmitterAdherent: true,
+                  nationalEmitterByChoice: false,
                   engine: {
                     projectFields: ['codigoMunicipio'],
                     credentials: ['certificate'],
@@ -215,6 +222,7 @@ export const searchCitiesRoute: RouteModule = (app, ctx) => {
             layoutVersion: c.layoutVersion,
             implemented: c.implemented,
             nationalEmitterAdherent: c.nationalEmitterAdherent,
+            nationalEmitterByChoice: c.nationalEmitterByChoice,
             engine: c.engine,
           };
         }),

@@ -11,7 +11,7 @@ import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, documentedBody, errorResponses } from '../../schemas.ts';
 import { assertValid } from './common.ts';
-import { readProjectInput } from './project-input.ts';
+import { assertNationalEmitterChoice, readProjectInput } from './project-input.ts';
 import {
   CreateProjectBody,
   ENDERECO_EXAMPLE,
@@ -74,6 +74,7 @@ export const createProjectRoute: RouteModule = (app, ctx) => {
         masterKey: ctx.config.masterKey,
         currentEndereco: null,
       });
+      assertNationalEmitterChoice(ctx.engines.municipalities, input.columns, null);
       const { cnpj, name, razaoSocial, ...rest } = input.columns;
       const row = await ctx.db.transaction(async (tx) => {
         await lockOrganization(tx, orgId);

@@ -1,6 +1,8 @@
 import { sealSecret } from '../../../certificates/vault.ts';
 import type { ProjectChanges } from '../../../db/repositories/projects.ts';
 import { findMunicipality } from '../../../domain/municipalities.ts';
+import type { MunicipalityRegistry } from '../../../engines/routing/municipality-registry.ts';
+import { nationalEmitterChoiceProblem } from '../../../engines/routing/route.ts';
 import { normalizeCnpj, onlyDigits } from '../../../domain/tax-ids.ts';
 import { ApiError, type ErrorCode, type FieldError } from '../../errors.ts';
 import { LOGO_TEMPLATES } from './project-schemas.ts';
@@ -105,6 +107,7 @@ export function readProjectInput(
     } else columns.cnpjPrefeitura = cnpj;
   }
 
+  if (has('emissorNacional')) columns.emissorNacional = body.emissorNacional === true;
   if (has('serieNfse')) columns.serieNfse = String(body.serieNfse);
   if (has('ambiente')) columns.ambiente = body.ambiente as number;
   if (has('cnae')) columns.cnae = typeof body.cnae === 'string' ? onlyDigits(body.cnae) || null : null;
@@ -154,4 +157,27 @@ export function readProjectInput(
     );
   }
   return { columns, wantsLogoTemplate };
+}
+
+/**
+ * `emissorNacional: true` (the national environment by the project's choice) needs a municipality in the national-
+ * emitter adhesion list: 400 VALIDATION_FAILED naming the field otherwise. Checked against the values the project will
+ * hold whenever the body sets either field (an unrelated change of a project whose municipality left the list later
+ * is not refused here: POST /emitir refuses it with 422 ENGINE_NOT_AVAILABLE).
+ */
+export function assertNationalEmitterChoice(
+  registry: MunicipalityRegistry,
+  changes: ProjectInput['columns'],
+  current: { emissorNacional: boolean; codigoMunicipio: string | null } | null,
+): void {
+  if (changes.emissorNacional === undefined && changes.codigoMunicipio === undefined) return;
+  const chosen = changes.emissorNacional ?? current?.emissorNacional ?? false;
+  if (!chosen) return;
+  const code = changes.codigoMunicipio !== undefined ? changes.codigoMunicipio : (current?.codigoMunicipio ?? null);
+  const problem = nationalEmitterChoiceProblem(code, code ? registry.find(code) : null);
+  if (problem) {
+    throw new ApiError('VALIDATION_FAILED', `emissorNacional: ${problem}`, [
+      { field: 'emissorNacional', message: problem },
+    ]);
+  }
 }

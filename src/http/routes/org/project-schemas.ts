@@ -64,7 +64,15 @@ const Endereco = Type.Object(
   { additionalProperties: false, description: 'Company address; on update, the given parts replace the stored ones' },
 );
 
-/** Every project field but the three required ones; all accept null (null removes the value). */
+/** The project's choice of the national environment (spec 2.1 field of this service, issue #13). */
+export const EMISSOR_NACIONAL_DESCRIPTION =
+  "Issue through the national environment (Sefin Nacional) instead of the municipality's own system. Only for " +
+  'municipalities that adhere to the national emitter (see GET /cobertura/cidades → nationalEmitterAdherent). ' +
+  'Default false. true with a codigoMunicipio that does not adhere is a 400 naming emissorNacional; if the ' +
+  'municipality leaves the adhesion list later, POST /emitir answers 422 ENGINE_NOT_AVAILABLE (the notes are never ' +
+  'sent to another system than the one chosen). MEI projects issue through the national environment either way.';
+
+/** Every project field but the three required ones; all accept null (null removes the value), but emissorNacional. */
 const optionalFields = {
   inscricaoMunicipal: Type.Optional(text(30, 'Municipal registration (inscrição municipal)')),
   inscricaoEstadual: Type.Optional(text(30, 'State registration (inscrição estadual)')),
@@ -123,6 +131,11 @@ const optionalFields = {
           'null removes it.',
       }),
     ),
+  ),
+  emissorNacional: Type.Optional(
+    Type.Boolean({
+      description: EMISSOR_NACIONAL_DESCRIPTION,
+    }),
   ),
   cnae: Type.Optional(
     orNull(
@@ -255,6 +268,10 @@ export const ProjectView = Type.Object(
     codigoServicoSp: nullableString('City-of-São-Paulo service code'),
     cnpjPrefeitura: nullableString("The city hall's CNPJ (Agili UnidadeGestora)"),
     endpointOverride: nullableString("Base URL of the project's municipal engine, before the registry's"),
+    emissorNacional: Type.Boolean({
+      description:
+        "Issues through the national environment (Sefin Nacional) instead of the municipality's own system, by the project's choice",
+    }),
     cnae: nullableString('Main CNAE, 7 digits'),
     basicAuthUsuario: nullableString('Basic Auth user (the password is write-only)'),
     cscId: nullableString('CSC id'),
@@ -320,6 +337,7 @@ export const PROJECT_EXAMPLE: Static<typeof ProjectView> = {
   codigoServicoSp: null,
   cnpjPrefeitura: null,
   endpointOverride: null,
+  emissorNacional: false,
   cnae: '6209100',
   basicAuthUsuario: null,
   cscId: null,
@@ -396,6 +414,7 @@ export function projectFullView(row: ProjectRow) {
     codigoServicoSp: row.codigoServicoSp,
     cnpjPrefeitura: row.cnpjPrefeitura,
     endpointOverride: row.endpointOverride,
+    emissorNacional: row.emissorNacional,
     cnae: row.cnae,
     basicAuthUsuario: row.basicAuthUsuario,
     cscId: row.cscId,

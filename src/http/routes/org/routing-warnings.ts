@@ -13,19 +13,21 @@ export const ProjectWarnings = Type.Array(
     description:
       'Things to know about the saved project. ENGINE_NOT_AVAILABLE: no engine this service implements can issue for ' +
       'this municipality and regime; POST /emitir will answer 422 ENGINE_NOT_AVAILABLE until one does (MEI providers ' +
-      'always issue through the national environment). See GET /cobertura/cidades.',
+      'always issue through the national environment; where the municipality adheres to the national emitter, ' +
+      'emissorNacional true issues there). See GET /cobertura/cidades.',
   },
 );
 
 /** ENGINE_NOT_AVAILABLE when the project, as saved, cannot be routed to an implemented engine. */
 export function routingWarnings(
   ctx: AppContext,
-  project: { codigoMunicipio: string | null; regimeTributario: string | null },
+  project: { codigoMunicipio: string | null; regimeTributario: string | null; emissorNacional: boolean },
 ): Warning[] {
   const regime = project.regimeTributario;
   const decision = ctx.engines.route({
     codigoMunicipio: project.codigoMunicipio,
     regimeTributario: regime === '1' || regime === '2' || regime === '3' || regime === '3e' ? regime : null,
+    emissorNacional: project.emissorNacional,
   });
-  return decision.ok ? [] : [warning('ENGINE_NOT_AVAILABLE', 'codigoMunicipio', decision.message)];
+  return decision.ok ? [] : [warning('ENGINE_NOT_AVAILABLE', decision.field, decision.message)];
 }

@@ -7,7 +7,7 @@ import { ApiError } from '../../errors.ts';
 import type { RouteModule } from '../../route.ts';
 import { documented, documentedBody, errorResponses, IdParams } from '../../schemas.ts';
 import { assertValid, loadOrgProject } from './common.ts';
-import { readProjectInput } from './project-input.ts';
+import { assertNationalEmitterChoice, readProjectInput } from './project-input.ts';
 import { UpdateProjectBody } from './project-schemas.ts';
 import { ProjectWarnings, routingWarnings } from './routing-warnings.ts';
 
@@ -22,7 +22,7 @@ export const updateProjectRoute: RouteModule = (app, ctx) => {
         tags: ['organization'],
         summary: 'Update a project',
         description:
-          'Needs the scope projects:write. Same fields as create except cnpj (immutable); all optional; nullable fields accept null to remove the value (danfeTemplate null restores padrao). The endereco parts given replace the stored ones. Changing codigoMunicipio or regimeTributario to a combination no implemented engine serves answers the warning ENGINE_NOT_AVAILABLE.',
+          'Needs the scope projects:write. Same fields as create except cnpj (immutable); all optional; nullable fields accept null to remove the value (danfeTemplate null restores padrao). The endereco parts given replace the stored ones. Changing codigoMunicipio or regimeTributario to a combination no implemented engine serves answers the warning ENGINE_NOT_AVAILABLE. emissorNacional true needs a codigoMunicipio that adheres to the national emitter (400 VALIDATION_FAILED naming emissorNacional otherwise), checked whenever either field is sent.',
         params: IdParams,
         body: documentedBody(UpdateProjectBody, {
           name: 'UpdateProjectRequest',
@@ -72,10 +72,12 @@ export const updateProjectRoute: RouteModule = (app, ctx) => {
           );
         }
       }
+      assertNationalEmitterChoice(ctx.engines.municipalities, input.columns, project);
       const row = await updateOrgProject(ctx.db, orgId, project.id, input.columns);
       if (!row) throw new ApiError('PROJECT_NOT_FOUND', 'Project not found');
-      // routing depends on municipality and regime: warn when a change leaves the project without an engine
-      const routingChanged = 'codigoMunicipio' in body || 'regimeTributario' in body;
+      // routing depends on municipality, regime and the emissorNacional choice: warn when a change leaves the project
+      // without an engine
+      const routingChanged = 'codigoMunicipio' in body || 'regimeTributario' in body || 'emissorNacional' in body;
       return { updated: true as const, id: row.id, warnings: routingChanged ? routingWarnings(ctx, row) : [] };
     },
   );

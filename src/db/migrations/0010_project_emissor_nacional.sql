@@ -1,0 +1,1 @@
+ALTER TABLE "projects" ADD COLUMN "emissor_nacional" boolean DEFAULT false NOT NULL;
