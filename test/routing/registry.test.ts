@@ -121,6 +121,11 @@ describe('the scripts', () => {
     expect(report.total.nationalOnly.municipalities).toBe(669);
     expect(report.total.implemented.municipalities + report.total.mapped.municipalities).toBe(5571 - 669);
     expect(report.byFamily['sao-paulo'].implemented).toEqual({ municipalities: 1, population: 12_325_232 });
+    // the national emitter by the project's choice (emissorNacional): a part of "mapped", never of "implemented"
+    expect(report.total.byChoice.municipalities).toBe(131);
+    expect(report.total.byChoice.municipalities).toBeLessThanOrEqual(report.total.mapped.municipalities);
+    expect(report.byFamily.national.byChoice.municipalities).toBe(0);
+    expect(report.byChoiceProviders).toMatchObject({ Tecnos: 29, Citta: 17, Adm: 9 });
   });
 });
 
