@@ -49,7 +49,12 @@ export function formJson(form: HTMLFormElement): Record<string, unknown> {
     }
     const raw = el.value.trim();
     if (raw === '') continue;
-    const value: unknown = el.dataset.type === 'number' ? Number(raw.replace(',', '.')) : raw;
+    const value: unknown =
+      el.dataset.type === 'number'
+        ? Number(raw.replace(',', '.'))
+        : el.dataset.type === 'boolean'
+          ? raw === 'true'
+          : raw;
     const path = el.name.split('.');
     let node = out;
     for (const part of path.slice(0, -1)) {

@@ -6,6 +6,8 @@ type Field = {
   name: string;
   kind?: 'number' | 'select';
   options?: [string, string][];
+  /** how a select's value is sent (default: the text) */
+  valueType?: 'number' | 'boolean';
   required?: boolean;
   hint?: string;
 };
@@ -26,6 +28,16 @@ const FIELDS: Field[] = [
     ],
   },
   { name: 'codigoMunicipio', hint: 'IBGE' },
+  {
+    // only where the municipality adheres to the national emitter (the API answers 400 naming the field otherwise)
+    name: 'emissorNacional',
+    kind: 'select',
+    valueType: 'boolean',
+    options: [
+      ['false', 'boolean.false'],
+      ['true', 'boolean.true'],
+    ],
+  },
   { name: 'email' },
   { name: 'telefone' },
   { name: 'endereco.logradouro' },
@@ -40,6 +52,7 @@ const FIELDS: Field[] = [
   {
     name: 'ambiente',
     kind: 'select',
+    valueType: 'number',
     options: [
       ['2', 'ambiente.2'],
       ['1', 'ambiente.1'],
@@ -70,7 +83,7 @@ export function projectFields(values: Record<string, unknown> = {}, lockCnpj = f
         f.kind === 'select'
           ? h(
               'select',
-              { name: f.name, 'data-type': f.name === 'ambiente' ? 'number' : null },
+              { name: f.name, 'data-type': f.valueType ?? null },
               h('option', { value: '' }, '—'),
               f.options!.map(([v, k]) => h('option', { value: v, selected: value === v }, t(k))),
             )
