@@ -4,6 +4,8 @@ import { setPriority } from 'node:os';
 import { resolve } from 'node:path';
 import { ConfigError, loadConfig } from './config.ts';
 import { claimEmbeddedDataDir, DataDirectoryInUseError } from './db/embedded-dir.ts';
+import { createLogger } from './logging.ts';
+import { startSandboxProcess } from './sandbox/process.ts';
 import type { RunningService } from './service.ts';
 
 let config: ReturnType<typeof loadConfig>;
@@ -48,8 +50,22 @@ let workerProcess: { close(): Promise<void> } | null = null;
 try {
   // the embedded database's directory first: a first start's template copy runs while the service's modules load
   if (!config.databaseUrl) claimEmbeddedDataDir(config.dataDir);
+  // the local sandboxes' process starts now, beside this one loading the service (it was on the start's critical
+  // path: the service waited for it after its migrations)
+  const logger = createLogger(config.logLevel);
+  const sandboxProcess =
+    config.government !== 'live' && !config.sefinSandboxUrl
+      ? startSandboxProcess({
+          dir: resolve(config.dataDir, 'sandbox'),
+          logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) },
+        })
+      : null;
+  sandboxProcess?.catch(() => undefined); // awaited by the service; an early failure is reported there
   const { startService } = await import('./service.ts');
-  service = await startService(splitWorkers ? { ...config, role: 'api' } : config, { sandboxProcess: true });
+  service = await startService(splitWorkers ? { ...config, role: 'api' } : config, {
+    logger,
+    sandboxProcess: sandboxProcess ?? true,
+  });
   if (splitWorkers) workerProcess = await startWorkerProcess(service);
 } catch (err) {
   console.error(`Cannot start the NFS-e service: ${startupFailure(err)}`);

@@ -121,8 +121,11 @@ export async function startService(
     listen?: boolean;
     logger?: pino.Logger;
     now?: () => Date;
-    /** run the local sandboxes in a child process (what `npm start` does) instead of in this event loop */
-    sandboxProcess?: boolean;
+    /**
+     * run the local sandboxes in a child process (what `npm start` does) instead of in this event loop; `src/main.ts`
+     * starts that process itself before it loads the service (a promise here), so both start side by side
+     */
+    sandboxProcess?: boolean | Promise<SandboxProcess>;
   } = {},
 ): Promise<RunningService> {
   const logger = options.logger ?? createLogger(config.logLevel);
@@ -131,10 +134,12 @@ export async function startService(
   // The sandbox process starts while the database opens (its first start generates its keys there).
   const sandboxProcess =
     localSandbox && options.sandboxProcess
-      ? startSandboxProcess({
-          dir: sandboxDir,
-          logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) },
-        })
+      ? options.sandboxProcess === true
+        ? startSandboxProcess({
+            dir: sandboxDir,
+            logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) },
+          })
+        : options.sandboxProcess
       : null;
   sandboxProcess?.catch(() => undefined); // awaited below; an early failure must not be an unhandled rejection
   // First start, in-process sandbox: its three RSA keys are generated on the thread pool while the database opens.
