@@ -10,6 +10,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError, type ErrorCode, type FieldError, problemBody } from './errors.ts';
 import { type AjvError, fieldErrors } from './field-errors.ts';
 import { assertStorableText } from './input-text.ts';
+import { type LazySerializers, lazySerializers } from './lazy-serializers.ts';
 import type { App } from './route.ts';
 import { openapiWebhooks } from './openapi-webhooks.ts';
 import { withNamedSchemas } from './openapi-components.ts';
@@ -46,8 +47,17 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy(err);
 }
 
+const serializersOf = new WeakMap<object, LazySerializers>();
+
+/** Compiles the response serializers no request has needed yet (src/http/lazy-serializers.ts). */
+export function compilePendingSerializers(app: App): Promise<void> {
+  return serializersOf.get(app)?.compilePending() ?? Promise.resolve();
+}
+
 export async function buildApp(ctx: AppContext, options: { logger?: FastifyServerOptions['logger'] } = {}) {
+  const serializers = lazySerializers();
   const app = Fastify({
+    schemaController: { compilersFactory: { buildSerializer: serializers.buildSerializer } },
     logger: options.logger ?? false,
     loggerInstance: options.logger === undefined ? ctx.logger : undefined,
     genReqId: (req) => {
@@ -240,5 +250,6 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
   });
 
   registerRoutes(app, ctx);
+  serializersOf.set(app, serializers);
   return app;
 }
