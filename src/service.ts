@@ -8,7 +8,7 @@ import { openDatabase, runMigrations } from './db/client.ts';
 import { runInBackground } from './db/priority.ts';
 import { ADN_PARAMETERS_LIVE_URLS } from './engines/national/adn-parameters.ts';
 import { EngineRegistry } from './engines/registry.ts';
-import { buildApp, compilePendingSerializers } from './http/app.ts';
+import { buildApp, compilePendingSchemas } from './http/app.ts';
 import { RateLimiter } from './http/rate-limit.ts';
 import type { App } from './http/route.ts';
 import { JobQueue } from './jobs/queue.ts';
@@ -200,8 +200,8 @@ export async function startService(
       }
       const a = app;
       closers.unshift(() => a.close());
-      // the response serializers not compiled yet, in the background once the service answers (http/lazy-serializers.ts)
-      compilePendingSerializers(a).catch((err) => logger.error({ err }, 'a response schema does not compile'));
+      // the validators and serializers not compiled yet, in the background once the service answers (http/lazy-compilers.ts)
+      compilePendingSchemas(a).catch((err) => logger.error({ err }, 'a request or response schema does not compile'));
     }
     if (config.adminKeySource === 'file') {
       logger.info({ file: resolve(config.dataDir, 'admin.key') }, 'operator key (NFSE_ADMIN_KEY) stored in file');

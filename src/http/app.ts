@@ -10,7 +10,7 @@ import type { AppContext } from '../context.ts';
 import { ApiError, type ErrorCode, type FieldError, problemBody } from './errors.ts';
 import { type AjvError, fieldErrors } from './field-errors.ts';
 import { assertStorableText } from './input-text.ts';
-import { type LazySerializers, lazySerializers } from './lazy-serializers.ts';
+import { type LazyCompilers, lazyCompilers } from './lazy-compilers.ts';
 import type { App } from './route.ts';
 import { openapiWebhooks } from './openapi-webhooks.ts';
 import { withNamedSchemas } from './openapi-components.ts';
@@ -47,17 +47,17 @@ function clientErrorHandler(err: NodeJS.ErrnoException, socket: Socket): void {
   socket.destroy(err);
 }
 
-const serializersOf = new WeakMap<object, LazySerializers>();
+const compilersOf = new WeakMap<object, LazyCompilers>();
 
-/** Compiles the response serializers no request has needed yet (src/http/lazy-serializers.ts). */
-export function compilePendingSerializers(app: App): Promise<void> {
-  return serializersOf.get(app)?.compilePending() ?? Promise.resolve();
+/** Compiles the request validators and response serializers no request has needed yet (http/lazy-compilers.ts). */
+export function compilePendingSchemas(app: App): Promise<void> {
+  return compilersOf.get(app)?.compilePending() ?? Promise.resolve();
 }
 
 export async function buildApp(ctx: AppContext, options: { logger?: FastifyServerOptions['logger'] } = {}) {
-  const serializers = lazySerializers();
+  const compilers = lazyCompilers();
   const app = Fastify({
-    schemaController: { compilersFactory: { buildSerializer: serializers.buildSerializer } },
+    schemaController: { compilersFactory: compilers.compilersFactory },
     logger: options.logger ?? false,
     loggerInstance: options.logger === undefined ? ctx.logger : undefined,
     genReqId: (req) => {
@@ -250,6 +250,6 @@ export async function buildApp(ctx: AppContext, options: { logger?: FastifyServe
   });
 
   registerRoutes(app, ctx);
-  serializersOf.set(app, serializers);
+  compilersOf.set(app, compilers);
   return app;
 }
