@@ -60,8 +60,9 @@ export class CertificateStore {
   }
 
   async forProject(projectId: string, now = new Date()): Promise<LoadedCertificate> {
+    // the sealed file is read only when this row is not parsed yet
     const [row] = await this.db
-      .select()
+      .select({ id: certificates.id, validUntil: certificates.validUntil })
       .from(certificates)
       .where(and(eq(certificates.projectId, projectId), eq(certificates.active, true)))
       .limit(1);
@@ -75,9 +76,15 @@ export class CertificateStore {
     }
     let cert = this.cache.get(row.id);
     if (!cert) {
+      const [sealed] = await this.db
+        .select({ pfxSealed: certificates.pfxSealed, passwordSealed: certificates.passwordSealed })
+        .from(certificates)
+        .where(eq(certificates.id, row.id))
+        .limit(1);
+      if (!sealed) return { ok: false, code: 'CERTIFICATE_MISSING', message: 'The project has no A1 certificate' };
       try {
-        const pfx = openSecret(Buffer.from(row.pfxSealed, 'base64'), this.masterKey);
-        const password = openSecret(Buffer.from(row.passwordSealed, 'base64'), this.masterKey).toString('utf8');
+        const pfx = openSecret(Buffer.from(sealed.pfxSealed, 'base64'), this.masterKey);
+        const password = openSecret(Buffer.from(sealed.passwordSealed, 'base64'), this.masterKey).toString('utf8');
         const parsed = readPkcs12(pfx, password, now);
         if (!parsed.ok) return { ok: false, code: 'CERTIFICATE_UNREADABLE', message: parsed.error.message };
         cert = parsed.value;

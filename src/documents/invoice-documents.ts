@@ -1,7 +1,7 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
 import { loadProjectRow } from '../db/repositories/project-profile.ts';
-import { storageBaseUrlOf } from '../db/repositories/invoices.ts';
+import { loadInvoiceRow, storageBaseUrlOf } from '../db/repositories/invoices.ts';
 import { invoices } from '../db/schema.ts';
 import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
 import { documentUrl } from '../invoices/views.ts';
@@ -12,6 +12,7 @@ import type { DanfseTemplate, RenderDanfseResult } from './danfse/render.ts';
 import { pdfSourceOf } from './pdf-source.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
+type ProjectRow = NonNullable<Awaited<ReturnType<typeof loadProjectRow>>>;
 
 const XML_TYPE = 'application/xml; charset=utf-8';
 const PDF_TYPE = 'application/pdf';
@@ -31,9 +32,14 @@ export function hasCurrentPdf(row: InvoiceRow): boolean {
  * The DANFSe of an issued (or cancelled: watermarked) invoice, rendered from its NFS-e XML with the project's
  * template and logo. A refusal of the renderer (malformed XML, missing data) is a value.
  */
-export async function renderInvoicePdf(ctx: AppContext, row: InvoiceRow): Promise<RenderDanfseResult> {
+export async function renderInvoicePdf(
+  ctx: AppContext,
+  row: InvoiceRow,
+  /** the invoice's project row when the caller has it already (the documents job) */
+  loaded?: ProjectRow | null,
+): Promise<RenderDanfseResult> {
   if (!row.nfseXml) return { ok: false, code: 'DANFSE_MISSING_DATA', message: 'The invoice has no NFS-e XML' };
-  const project = await loadProjectRow(ctx.db, row.projectId);
+  const project = loaded === undefined ? await loadProjectRow(ctx.db, row.projectId) : loaded;
   const template = TEMPLATES.find((t) => t === project?.danfeTemplate) ?? 'padrao';
   let logo: { data: Buffer; mimeType: string } | null = null;
   if (template !== 'padrao' && project?.logoKey) {
@@ -51,11 +57,17 @@ export async function renderInvoicePdf(ctx: AppContext, row: InvoiceRow): Promis
 }
 
 async function load(ctx: AppContext, invoiceId: string): Promise<InvoiceRow | null> {
-  const [row] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoiceId)).limit(1);
-  return row ?? null;
+  return loadInvoiceRow(ctx.db, invoiceId);
 }
 
-type Step = 'done' | 'changed' | 'lost-race';
+/**
+ * What a step did: nothing left to do; changed the invoice (with the row as its write left it, when the write
+ * returned it, so the next step needs no reload); or lost a race with another job (the row is read again).
+ */
+type Step = { kind: 'done' } | { kind: 'changed'; row?: InvoiceRow } | { kind: 'lost-race' };
+
+const DONE: Step = { kind: 'done' };
+const LOST_RACE: Step = { kind: 'lost-race' };
 
 /**
  * The `invoice.documents` job (kind `emission` after issuing, `cancellation` after a cancellation). It brings the
@@ -79,24 +91,33 @@ export async function runDocumentsJob(
   data: JobPayloads['invoice.documents'],
   _job: JobContext,
 ): Promise<void> {
+  // the project is read once, when a step first needs it
+  let project: Promise<ProjectRow | null> | null = null;
+  const projectOf = (projectId: string) => (project ??= loadProjectRow(ctx.db, projectId));
+  let known: InvoiceRow | null = null;
   for (let pass = 0; pass < 6; pass++) {
-    const row = await load(ctx, data.invoiceId);
+    const row = known ?? (await load(ctx, data.invoiceId));
     if (!row || !isIssued(row) || !row.nfseXml) return;
-    const step = await nextStep(ctx, row);
-    if (step === 'done') return;
+    const step = await nextStep(ctx, row, projectOf);
+    if (step.kind === 'done') return;
+    known = step.kind === 'changed' ? (step.row ?? null) : null;
   }
   throw new Error(`documents of invoice ${data.invoiceId} kept changing under the job; retrying`);
 }
 
-async function nextStep(ctx: AppContext, row: InvoiceRow): Promise<Step> {
+async function nextStep(
+  ctx: AppContext,
+  row: InvoiceRow,
+  projectOf: (projectId: string) => Promise<ProjectRow | null>,
+): Promise<Step> {
   if (!row.xmlKey) return storeNfseXml(ctx, row);
   if (row.status === 'cancelled' && row.cancelXml && !row.cancelXmlKey) return storeCancelXml(ctx, row);
   // the PDF is ours to store only where it is rendered here (spec 4.4: portal engines link or proxy it)
   if (!hasCurrentPdf(row)) {
-    const project = await loadProjectRow(ctx.db, row.projectId);
-    if (pdfSourceOf(ctx.engines.get(row.engine), row, project ?? null).kind === 'local') return storePdf(ctx, row);
+    const project = await projectOf(row.projectId);
+    if (pdfSourceOf(ctx.engines.get(row.engine), row, project).kind === 'local') return storePdf(ctx, row, project);
   }
-  return 'done';
+  return DONE;
 }
 
 /** The readable part of a document's name: the national access key, else the municipal number, else the id. */
@@ -118,7 +139,7 @@ async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
       })
       .where(and(eq(invoices.id, row.id), isNull(invoices.xmlKey)))
       .returning();
-    if (!updated) return false;
+    if (!updated) return null;
     const base = await storageBaseUrlOf(tx, updated.orgId);
     await recordEvent(
       tx,
@@ -137,11 +158,11 @@ async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
       },
       ctx.now(),
     );
-    return true;
+    return updated;
   });
   wakeDeliveries();
   if (!won) await ctx.storage.delete(key).catch(() => undefined);
-  return won ? 'changed' : 'lost-race';
+  return won ? { kind: 'changed', row: won } : LOST_RACE;
 }
 
 async function storeCancelXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
@@ -153,18 +174,18 @@ async function storeCancelXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
     .where(and(eq(invoices.id, row.id), isNull(invoices.cancelXmlKey)))
     .returning({ id: invoices.id });
   if (!updated) await ctx.storage.delete(key).catch(() => undefined);
-  return updated ? 'changed' : 'lost-race';
+  return updated ? { kind: 'changed' } : LOST_RACE;
 }
 
-async function storePdf(ctx: AppContext, row: InvoiceRow): Promise<Step> {
-  const rendered = await renderInvoicePdf(ctx, row);
+async function storePdf(ctx: AppContext, row: InvoiceRow, project: ProjectRow | null): Promise<Step> {
+  const rendered = await renderInvoicePdf(ctx, row, project);
   if (!rendered.ok) {
     // permanent: the same XML will never render; the documents stay partial and no further event is sent
     ctx.logger.warn(
       { invoiceId: row.id, code: rendered.code, message: rendered.message },
       'DANFSe cannot be rendered for this invoice',
     );
-    return 'done';
+    return DONE;
   }
   const cancelled = row.status === 'cancelled';
   const key = newDocumentKey(row.projectId, `${documentName(row)}${cancelled ? CANCELLED_PDF_SUFFIX : '-danfse.pdf'}`);
@@ -188,9 +209,9 @@ async function storePdf(ctx: AppContext, row: InvoiceRow): Promise<Step> {
         ),
       )
       .returning();
-    if (!updated) return false;
+    if (!updated) return null;
     // a replaced PDF (the watermarked one of a cancelled note) is not a new documents_ready: at most two (spec 6)
-    if (previous !== null) return true;
+    if (previous !== null) return updated;
     const base = await storageBaseUrlOf(tx, updated.orgId);
     await recordEvent(
       tx,
@@ -209,11 +230,11 @@ async function storePdf(ctx: AppContext, row: InvoiceRow): Promise<Step> {
       },
       ctx.now(),
     );
-    return true;
+    return updated;
   });
   wakeDeliveries();
   if (!won) await ctx.storage.delete(key).catch(() => undefined);
-  return won ? 'changed' : 'lost-race';
+  return won ? { kind: 'changed', row: won } : LOST_RACE;
 }
 
 /**

@@ -6,13 +6,19 @@ import type { GovernmentError, IssuedDocument } from '../engines/types.ts';
 import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
 import { rememberBreakdownText } from './municipal-parameters.ts';
 
-type InvoiceRow = typeof invoices.$inferSelect;
+/** What the completions read back from the invoice they end (not the whole row: its XML documents are large). */
+const ENDED = {
+  id: invoices.id,
+  projectId: invoices.projectId,
+  batchId: invoices.batchId,
+  referencia: invoices.referencia,
+};
 
 /**
  * Ends a batch item's life: when the last item of its batch ends, the batch completes and exactly one
  * `batch.completed` event is written. The batch row is locked first so concurrent completions serialize.
  */
-async function completeBatchIfDone(ctx: AppContext, tx: Tx, invoice: InvoiceRow) {
+async function completeBatchIfDone(ctx: AppContext, tx: Tx, invoice: { batchId: string | null }) {
   if (!invoice.batchId) return;
   const [batch] = await tx.select().from(batches).where(eq(batches.id, invoice.batchId)).for('update').limit(1);
   if (!batch || batch.completedAt) return;
@@ -63,7 +69,7 @@ export async function finishIssued(ctx: AppContext, invoiceId: string, issued: I
         updatedAt: new Date(),
       })
       .where(and(eq(invoices.id, invoiceId), inArray(invoices.status, ['queued', 'processing'])))
-      .returning();
+      .returning(ENDED);
     if (!row) return;
     await recordEvent(
       tx,
@@ -107,7 +113,7 @@ export async function finishError(
         updatedAt: new Date(),
       })
       .where(and(eq(invoices.id, invoiceId), inArray(invoices.status, ['queued', 'processing'])))
-      .returning();
+      .returning(ENDED);
     if (!row) return;
     await recordEvent(
       tx,

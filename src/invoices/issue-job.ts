@@ -120,8 +120,17 @@ async function takeNumber(ctx: AppContext, { invoice, project }: JobSubject): Pr
     return invoice;
   }
   return ctx.db.transaction(async (tx) => {
-    const [current] = await tx.select().from(invoices).where(eq(invoices.id, invoice.id)).for('update').limit(1);
-    if (!current || current.declarationNumber !== null) return current!;
+    const [locked] = await tx
+      .select({ declarationNumber: invoices.declarationNumber })
+      .from(invoices)
+      .where(eq(invoices.id, invoice.id))
+      .for('update')
+      .limit(1);
+    if (!locked || locked.declarationNumber !== null) {
+      // another attempt numbered it first: continue from its row
+      const [current] = await tx.select().from(invoices).where(eq(invoices.id, invoice.id)).limit(1);
+      return current!;
+    }
     const [next] = await tx
       .insert(numbering)
       .values({ projectId: project.id, kind: 'nfse', lastNumber: 1 })
@@ -183,7 +192,7 @@ async function prepare(ctx: AppContext, subject: JobSubject): Promise<PreparedDo
       updatedAt: new Date(),
     })
     .where(and(eq(invoices.id, invoice.id), sql`${invoices.declarationXml} is null`))
-    .returning();
+    .returning({ id: invoices.id });
   if (saved) return prepared.value;
   // another worker stored one first: send that one
   const [current] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoice.id)).limit(1);

@@ -1,8 +1,8 @@
-import { eq } from 'drizzle-orm';
 import { openSecret } from '../certificates/vault.ts';
 import type { AppContext } from '../context.ts';
+import { loadInvoiceRow } from '../db/repositories/invoices.ts';
 import { loadProjectRow, toFiscalProfile } from '../db/repositories/project-profile.ts';
-import { invoices } from '../db/schema.ts';
+import type { invoices } from '../db/schema.ts';
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { ProjectCredentials } from '../engines/kit/auth.ts';
 import { type Connection, describeFailure, type EngineFamily, type Failure } from '../engines/types.ts';
@@ -34,7 +34,7 @@ export async function loadJobSubject(
     refuse: (code: string, message: string) => Promise<void>;
   },
 ): Promise<JobSubject | null> {
-  const [invoice] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoiceId)).limit(1);
+  const invoice = await loadInvoiceRow(ctx.db, invoiceId);
   if (!invoice || !options.wanted(invoice)) return null;
   const projectRow = await loadProjectRow(ctx.db, invoice.projectId);
   if (!projectRow) {

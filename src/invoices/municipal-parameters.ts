@@ -201,10 +201,14 @@ export async function lookupServiceParameters(ctx: AppContext, input: LookupInpu
   };
 }
 
+const XTRIBMUN_TAG = /<([A-Za-z_][\w.-]*:)?xTribMun[\s>]/;
+
 /** The breakdown text of an NFS-e (`xTribMun` with its cTribMun, cTribNac and municipality of incidence), or null. */
 export function breakdownTextOf(
   nfseXml: string,
 ): { municipio: string; cTribNac: string; cTribMun: string; descricao: string } | null {
+  // most notes carry no breakdown: without an xTribMun start tag (any prefix) there is nothing to parse for
+  if (!XTRIBMUN_TAG.test(nfseXml)) return null;
   const parsed = parseXml(withoutSignatures(nfseXml));
   if (!parsed.ok) return null;
   const pick = (name: string) => descendantText(parsed.root, name);
