@@ -1,7 +1,7 @@
 import { deflateSync } from 'node:zlib';
 import PDFDocument from 'pdfkit';
 import { assemble, num, type PreparedLogo } from './pdf-objects.ts';
-import { SharedFont, type SharedFontProgram } from './shared-font.ts';
+import { RepeatCache, SharedFont, type SharedFontProgram, startDocument } from './shared-font.ts';
 
 export { type PreparedLogo, prepareLogo } from './pdf-objects.ts';
 
@@ -133,6 +133,7 @@ export class FastCanvas implements DanfseCanvas {
     private readonly logos: Map<Buffer, PreparedLogo | null>,
   ) {
     this.page = { width, height, maxY: () => height, margins: { top: 0, bottom: 0, left: 0, right: 0 } };
+    startDocument(); // the per-process caches keep what a second document asks for again
     const regular = sharedFace(fonts.regular);
     this.faces = {
       [names.regular]: { font: regular, id: 'DJ1' },
@@ -318,8 +319,7 @@ export class FastCanvas implements DanfseCanvas {
     draw();
     // Only self-contained drawing is kept: balanced save/restore, no page resources.
     if (this.stack.length !== depth || this.opacity !== opacity || this.logo !== logo) return;
-    if (memoCache.size >= MEMO_LIMIT) return;
-    memoCache.set(full, {
+    memoCache.offer(full, {
       ops: this.parts.slice(start).join('\n'),
       state: { ...this.state },
       font: this.current,
@@ -367,11 +367,10 @@ interface Memo {
   y: number;
 }
 /** The fixed parts of pages, by key and entry state: built once per layout position, then replayed. */
-const memoCache = new Map<string, Memo>();
-const MEMO_LIMIT = 20_000;
+const memoCache = new RepeatCache<Memo>();
 
-const runCache = new Map<string, string>();
-const RUN_CACHE_LIMIT = 20_000;
+/** `TJ` runs by font and text (kept once a second document draws the text: a note's own values are not). */
+const runCache = new RepeatCache<string>();
 
 /** The `TJ` operator for a text, as pdfkit writes it (a segment ends after every kerned glyph). */
 function glyphRun(font: SharedFont, id: string, text: string, x: number, y: number, size: number): string {
@@ -420,6 +419,6 @@ function glyphRun(font: SharedFont, id: string, text: string, x: number, y: numb
   flush(i);
   const run = out.join('\n');
   // Runs with glyph offsets depend on the position: not kept (none occur with DejaVu and WinAnsi text).
-  if (!offsets && runCache.size < RUN_CACHE_LIMIT) runCache.set(key, run);
+  if (!offsets) runCache.offer(key, run);
   return run;
 }
