@@ -6,7 +6,12 @@
  * For each setting: start to healthy; `POST /emitir` accepted/s, p50 and p99 with CONNECTIONS concurrent clients
  * for SECONDS while the accepted notes are being issued; then, until every accepted note is issued with its PDF:
  * issued notes/s end to end and the CPU seconds per issued note of the service process and, apart, of the sandbox
- * process (from /proc); peak RSS of the service process.
+ * process (from /proc); peak RSS of the service process, and what it held at its peak: the service runs with
+ * NFSE_MEMORY_TRACE (src/main.ts: every 250 ms a line of process.memoryUsage() and the embedded database's WebAssembly
+ * memory), and the sample of highest RSS is split into the WebAssembly memory (its size: RSS counts the pages touched),
+ * the rest of `external`, the V8 heap (committed, and used) and the rest (the node binary, compiled code, malloc'd
+ * native memory, stacks). For about 2,000 notes in flight on PGlite (the issue's RSS goal) run it for 20 seconds
+ * (1,600 to 3,150 notes accepted in 20 s on the shared 2-core box).
  *
  *   npx tsx bench/intake.ts [seconds=8] [connections=32] [settings=pglite,postgres]
  * (setting `postgres-single`: PostgreSQL with API and workers in one process, NFSE_SINGLE_PROCESS=1, for comparison)
@@ -96,13 +101,45 @@ interface Figures {
   peakRss: number;
   /** the forked worker process's (PostgreSQL), null when the workers run in the service process */
   workerPeakRss: number | null;
+  /** the service process's sample of highest RSS in its memory trace (null if it wrote none) */
+  memoryAtPeak: MemorySample | null;
   errors: number;
+}
+
+/** One line of the service's memory trace (NFSE_MEMORY_TRACE, src/main.ts), bytes. */
+interface MemorySample {
+  pid: number;
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  /** PGlite's WebAssembly memory (part of external), null on PostgreSQL */
+  wasm: number | null;
+}
+
+/** The sample of highest RSS of one process in a memory trace file. */
+function memoryAtPeak(file: string, pid: number): MemorySample | null {
+  let lines: string[];
+  try {
+    lines = readFileSync(file, 'utf8').split('\n');
+  } catch {
+    return null;
+  }
+  let peak: MemorySample | null = null;
+  for (const line of lines) {
+    if (!line) continue;
+    const sample = JSON.parse(line) as MemorySample;
+    if (sample.pid === pid && (!peak || sample.rss > peak.rss)) peak = sample;
+  }
+  return peak;
 }
 
 async function measure(setting: string): Promise<Figures> {
   const parent = mkdtempSync(join(tmpdir(), 'nfse-bench-intake-'));
   const port = await freePort();
   const adminKey = `svc_admin_${randomBytes(16).toString('hex')}`;
+  const memoryTrace = join(parent, 'memory.jsonl');
   const db = setting.startsWith('postgres') ? await createDatabase() : null;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -111,6 +148,7 @@ async function measure(setting: string): Promise<Figures> {
     LOG_LEVEL: 'error',
     NFSE_ADMIN_KEY: adminKey,
     NFSE_MASTER_KEY: randomBytes(32).toString('hex'),
+    NFSE_MEMORY_TRACE: memoryTrace,
   };
   delete env.DATABASE_URL;
   if (db) {
@@ -202,6 +240,7 @@ async function measure(setting: string): Promise<Figures> {
       sandboxCpuMsPerNote: ((cpu1.sandbox - cpu0.sandbox) * 1000) / ids.length,
       peakRss: peakRssMb(service.pid),
       workerPeakRss: workers.length > 0 ? peakRssMb(workers[0]!.pid) : null,
+      memoryAtPeak: memoryAtPeak(memoryTrace, service.pid),
       errors,
     };
   } finally {
@@ -334,4 +373,21 @@ printTable('Issuing those notes end to end (issued with the PDF stored), per set
     r.workerPeakRss === null ? `${fmt(r.peakRss)} MB` : `${fmt(r.peakRss)} / ${fmt(r.workerPeakRss)} MB`,
     fmt(r.errors),
   ]),
+]);
+const mb = (bytes: number) => fmt(bytes / 2 ** 20);
+printTable('The service process at its highest sampled RSS (memory trace every 250 ms), MB', [
+  ['setting', 'RSS', 'PGlite WebAssembly memory', 'other external', 'V8 heap total (used)', 'rest'],
+  ...results.map((r) => {
+    const m = r.memoryAtPeak;
+    if (!m) return [r.setting, 'no trace', '', '', '', ''];
+    const wasm = m.wasm ?? 0;
+    return [
+      r.setting,
+      mb(m.rss),
+      m.wasm === null ? '–' : mb(wasm),
+      mb(m.external - wasm),
+      `${mb(m.heapTotal)} (${mb(m.heapUsed)})`,
+      mb(m.rss - m.heapTotal - m.external),
+    ];
+  }),
 ]);

@@ -135,6 +135,22 @@ function startWorkerProcess(api: RunningService): Promise<{ close(): Promise<voi
     });
   });
 }
+/**
+ * NFSE_MEMORY_TRACE=<file> (a diagnostic, read by bench/intake.ts): every 250 ms this process appends one JSON line of
+ * its memory to the file: RSS, the V8 heap (used, total), external memory and array buffers (process.memoryUsage();
+ * external counts the embedded database's WebAssembly memory) and that WebAssembly memory alone.
+ */
+const memoryTrace = process.env.NFSE_MEMORY_TRACE;
+if (memoryTrace) {
+  const { appendFileSync } = await import('node:fs');
+  setInterval(() => {
+    const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+    const wasm = service.ctx.database.engineMemoryBytes();
+    const line = { pid: process.pid, role: config.role, rss, heapUsed, heapTotal, external, arrayBuffers, wasm };
+    appendFileSync(memoryTrace, `${JSON.stringify(line)}\n`);
+  }, 250).unref();
+}
+
 if (service.url)
   service.ctx.logger.info(`NFS-e service listening on ${service.url}/api/v1 (docs at ${service.url}/docs)`);
 else service.ctx.logger.info(`NFS-e worker started (role ${config.role})`);

@@ -24,6 +24,11 @@ export interface Database {
   /** What pg-boss runs on: the same PGlite instance, or its own pool on the same PostgreSQL. */
   queueConnection: { db: QueueDb } | { connectionString: string };
   ping(): Promise<boolean>;
+  /**
+   * The embedded engine's WebAssembly memory in bytes (it grows and never shrinks; resident only where touched),
+   * null on PostgreSQL: the memory trace of `src/main.ts` (NFSE_MEMORY_TRACE) reads it.
+   */
+  engineMemoryBytes(): number | null;
   close(): Promise<void>;
 }
 
@@ -48,6 +53,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
           return false;
         }
       },
+      engineMemoryBytes: () => null,
       async close() {
         await pool.end();
       },
@@ -82,6 +88,11 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       } catch {
         return false;
       }
+    },
+    engineMemoryBytes() {
+      // PGlite's Emscripten module (not in its public types): its memory, whose buffer is replaced as it grows
+      const mod = (client as unknown as { mod?: { wasmMemory?: { buffer: ArrayBuffer } } }).mod;
+      return mod?.wasmMemory?.buffer.byteLength ?? null;
     },
     async close() {
       if (closed) return;
