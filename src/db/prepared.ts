@@ -6,12 +6,12 @@ import type { Db, DbOrTx } from './client.ts';
  * Drizzle builds a query's SQL each time it runs it, and that costs in proportion to the columns it names: a select
  * of the invoices' whole row took about 0.17 ms of the worker's CPU to build, several times per note. A prepared
  * statement is built once and only binds its parameters (on PostgreSQL it is also a named statement, parsed once per
- * connection). A transaction is another handle: there the query is built as usual (`null` from `preparedOn`).
+ * connection). A transaction is another handle, short-lived: there the statement is built for it at each call.
  */
 const statements = new WeakMap<Db, Map<string, unknown>>();
 
-export function preparedOn<T>(db: DbOrTx, name: string, prepare: (db: Db) => T): T | null {
-  if (db instanceof PgTransaction) return null;
+export function prepared<T>(db: DbOrTx, name: string, prepare: (db: DbOrTx) => T): T {
+  if (db instanceof PgTransaction) return prepare(db);
   const handle = db as Db;
   let byName = statements.get(handle);
   if (!byName) {

@@ -1,6 +1,6 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../client.ts';
-import { preparedOn } from '../prepared.ts';
+import { prepared } from '../prepared.ts';
 import { invoices, organizations } from '../schema.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -8,37 +8,27 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 /** An invoice of this project, or null (another project's invoice is never returned). */
 export async function findProjectInvoice(db: DbOrTx, projectId: string, invoiceId: string) {
   if (!UUID.test(invoiceId)) return null;
-  const prepared = preparedOn(db, 'project_invoice', (d) =>
+  const [row] = await prepared(db, 'project_invoice', (d) =>
     d
       .select()
       .from(invoices)
       .where(and(eq(invoices.id, sql.placeholder('invoiceId')), eq(invoices.projectId, sql.placeholder('projectId'))))
       .limit(1)
       .prepare('project_invoice'),
-  );
-  const [row] = prepared
-    ? await prepared.execute({ invoiceId, projectId })
-    : await db
-        .select()
-        .from(invoices)
-        .where(and(eq(invoices.id, invoiceId), eq(invoices.projectId, projectId)))
-        .limit(1);
+  ).execute({ invoiceId, projectId });
   return row ?? null;
 }
 
 /** An invoice by its id, or null (the jobs' read of their subject). */
 export async function loadInvoiceRow(db: DbOrTx, invoiceId: string) {
-  const prepared = preparedOn(db, 'invoice_by_id', (d) =>
+  const [row] = await prepared(db, 'invoice_by_id', (d) =>
     d
       .select()
       .from(invoices)
       .where(eq(invoices.id, sql.placeholder('invoiceId')))
       .limit(1)
       .prepare('invoice_by_id'),
-  );
-  const [row] = prepared
-    ? await prepared.execute({ invoiceId })
-    : await db.select().from(invoices).where(eq(invoices.id, invoiceId)).limit(1);
+  ).execute({ invoiceId });
   return row ?? null;
 }
 

@@ -1,7 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { ProjectFiscalProfile, RegimeTributario } from '../../domain/project-profile.ts';
 import type { DbOrTx } from '../client.ts';
-import { preparedOn } from '../prepared.ts';
+import { prepared } from '../prepared.ts';
 import { projects } from '../schema.ts';
 
 type ProjectRow = typeof projects.$inferSelect;
@@ -48,24 +48,21 @@ export function toFiscalProfile(row: ProjectRow): ProjectFiscalProfile {
 }
 
 export async function loadProjectRow(db: DbOrTx, projectId: string, options: { activeOnly?: boolean } = {}) {
-  const prepared = options.activeOnly
-    ? null
-    : preparedOn(db, 'project_by_id', (d) =>
-        d
-          .select()
-          .from(projects)
-          .where(eq(projects.id, sql.placeholder('projectId')))
-          .limit(1)
-          .prepare('project_by_id'),
-      );
-  if (prepared) {
-    const [row] = await prepared.execute({ projectId });
+  if (!options.activeOnly) {
+    const [row] = await prepared(db, 'project_by_id', (d) =>
+      d
+        .select()
+        .from(projects)
+        .where(eq(projects.id, sql.placeholder('projectId')))
+        .limit(1)
+        .prepare('project_by_id'),
+    ).execute({ projectId });
     return row ?? null;
   }
   const [row] = await db
     .select()
     .from(projects)
-    .where(options.activeOnly ? and(eq(projects.id, projectId), eq(projects.active, true)) : eq(projects.id, projectId))
+    .where(and(eq(projects.id, projectId), eq(projects.active, true)))
     .limit(1);
   return row ?? null;
 }
