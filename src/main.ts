@@ -1,5 +1,5 @@
 import { type ChildProcess, fork } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { appendFileSync, existsSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { resolve } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
@@ -80,10 +80,7 @@ try {
       : null;
   sandboxProcess?.catch(() => undefined); // awaited by the service; an early failure is reported there
   const { startService } = await import('./service.ts');
-  service = await startService(splitWorkers ? { ...config, role: 'api' } : config, {
-    logger,
-    sandboxProcess: sandboxProcess ?? true,
-  });
+  service = await startService(splitWorkers ? { ...config, role: 'api' } : config, { logger, sandboxProcess });
   if (splitWorkers) workerProcess = await startWorkerProcess(service);
 } catch (err) {
   console.error(`Cannot start the NFS-e service: ${startupFailure(err)}`);
@@ -160,7 +157,6 @@ function startWorkerProcess(api: RunningService): Promise<{ close(): Promise<voi
  */
 const memoryTrace = process.env.NFSE_MEMORY_TRACE;
 if (memoryTrace) {
-  const { appendFileSync } = await import('node:fs');
   setInterval(() => {
     const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
     const wasm = service.ctx.database.engineMemoryBytes();

@@ -16,7 +16,7 @@ import { securePrivateDirectory } from './data-dir.ts';
 import { createLogger } from './logging.ts';
 import { provisionSandboxIdentity, sandboxIdentityMissing } from './sandbox/identity.ts';
 import { municipalSandboxPathIn, type SandboxMounts } from './sandbox/mount-path.ts';
-import { type SandboxProcess, startSandboxProcess } from './sandbox/process.ts';
+import type { SandboxProcess } from './sandbox/process.ts';
 import type { SefinSandbox } from './sandbox/sefin/server.ts';
 import { createLocalStorage } from './storage/local.ts';
 import type { DocumentStorage } from './storage/types.ts';
@@ -122,26 +122,16 @@ export async function startService(
     logger?: pino.Logger;
     now?: () => Date;
     /**
-     * run the local sandboxes in a child process (what `npm start` does) instead of in this event loop; `src/main.ts`
-     * starts that process itself before it loads the service (a promise here), so both start side by side
+     * the local sandboxes' child process (`sandbox/process.ts`), which `npm start` (`src/main.ts`) forks before it
+     * loads the service so that both start side by side; without it the sandboxes run in this event loop
      */
-    sandboxProcess?: boolean | Promise<SandboxProcess>;
+    sandboxProcess?: Promise<SandboxProcess> | null;
   } = {},
 ): Promise<RunningService> {
   const logger = options.logger ?? createLogger(config.logLevel);
   const sandboxDir = resolve(config.dataDir, 'sandbox');
   const localSandbox = config.government !== 'live' && !config.sefinSandboxUrl;
-  // The sandbox process starts while the database opens (its first start generates its keys there).
-  const sandboxProcess =
-    localSandbox && options.sandboxProcess
-      ? options.sandboxProcess === true
-        ? startSandboxProcess({
-            dir: sandboxDir,
-            logger: { info: (m) => logger.info(m), warn: (m) => logger.warn(m) },
-          })
-        : options.sandboxProcess
-      : null;
-  sandboxProcess?.catch(() => undefined); // awaited below; an early failure must not be an unhandled rejection
+  const sandboxProcess = localSandbox ? (options.sandboxProcess ?? null) : null;
   // First start, in-process sandbox: its three RSA keys are generated on the thread pool while the database opens.
   if (localSandbox && !sandboxProcess && sandboxIdentityMissing(sandboxDir)) {
     void import('./certificates/generate.ts').then(({ prefetchRsaKeys }) => prefetchRsaKeys(3));
