@@ -1,6 +1,7 @@
 import { and, eq, sql } from 'drizzle-orm';
 import type { A1Certificate } from '../certificates/pkcs12.ts';
 import type { AppContext } from '../context.ts';
+import { prepared } from '../db/prepared.ts';
 import { adnParametersCache, municipalBreakdownTexts } from '../db/schema.ts';
 import { describeFailure } from '../engines/types.ts';
 import {
@@ -96,11 +97,21 @@ class CachedAdn {
     const key = `${this.ambiente}:${path}`;
     let read = running.get(key);
     if (!read) {
-      read = this.ctx.db
-        .select()
-        .from(adnParametersCache)
-        .where(and(eq(adnParametersCache.ambiente, this.ambiente), eq(adnParametersCache.path, path)))
-        .limit(1)
+      // every POST /emitir reads two or three rows: prepared once (building the query was most of its cost)
+      read = prepared(this.ctx.db, 'adn_parameters_row', (db) =>
+        db
+          .select()
+          .from(adnParametersCache)
+          .where(
+            and(
+              eq(adnParametersCache.ambiente, sql.placeholder('ambiente')),
+              eq(adnParametersCache.path, sql.placeholder('path')),
+            ),
+          )
+          .limit(1)
+          .prepare('adn_parameters_row'),
+      )
+        .execute({ ambiente: this.ambiente, path })
         .then(([row]) => row)
         .finally(() => running.delete(key));
       running.set(key, read);

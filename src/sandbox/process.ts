@@ -1,5 +1,6 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import type { SandboxMounts } from './mount-path.ts';
 
@@ -28,6 +29,12 @@ interface ReadyMessage {
 }
 
 const READY_TIMEOUT_MS = 60_000;
+/**
+ * The sandboxes stand in for the government's servers, which are not on the user's machine: once ready (its start
+ * runs at full priority, beside the service's), the child yields the CPU to the service like the forked worker does
+ * (nice 10), so a burst of API requests is not slowed by the sandboxes composing the notes in flight.
+ */
+export const SANDBOX_NICE = 10;
 
 export function startSandboxProcess(options: {
   dir: string;
@@ -64,6 +71,11 @@ export function startSandboxProcess(options: {
       if (message?.type !== 'sandbox-ready') return;
       clearTimeout(timer);
       child.off('exit', onExit);
+      try {
+        if (child.pid) setPriority(child.pid, SANDBOX_NICE);
+      } catch {
+        /* not permitted here: same priority */
+      }
       let closing = false;
       child.on('exit', (code, signal) => {
         if (!closing) options.logger.warn(`sandbox process exited (code ${code}, signal ${signal})`);
