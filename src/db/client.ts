@@ -9,6 +9,7 @@ import pg from 'pg';
 import type { Db as QueueDb } from 'pg-boss';
 import { fromPglite } from 'pg-boss';
 import { claimEmbeddedDataDir } from './embedded-dir.ts';
+import { type TableChanges, watchEmbeddedTableChanges } from './table-changes.ts';
 import { withForegroundPriority } from './priority.ts';
 import * as schema from './schema.ts';
 
@@ -29,6 +30,11 @@ export interface Database {
    * null on PostgreSQL: the memory trace of `src/main.ts` (NFSE_MEMORY_TRACE) reads it.
    */
   engineMemoryBytes(): number | null;
+  /**
+   * Which watched tables changed (`db/table-changes.ts`): on the embedded database, where this process sees every
+   * change as it commits, so rows of those tables may be kept in memory; null on PostgreSQL.
+   */
+  changes: TableChanges | null;
   close(): Promise<void>;
 }
 
@@ -63,6 +69,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
         }
       },
       engineMemoryBytes: () => null,
+      changes: null,
       async close() {
         await pool.end();
       },
@@ -81,6 +88,14 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       startParams: [...PGliteEngine.defaultStartParams, ...EMBEDDED_SETTINGS.flatMap((setting) => ['-c', setting])],
     });
   } catch (err) {
+    release();
+    throw err;
+  }
+  let watch: Awaited<ReturnType<typeof watchEmbeddedTableChanges>>;
+  try {
+    watch = await watchEmbeddedTableChanges(client);
+  } catch (err) {
+    await client.close().catch(() => undefined);
     release();
     throw err;
   }
@@ -105,9 +120,11 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       const mod = (client as unknown as { mod?: { wasmMemory?: { buffer: ArrayBuffer } } }).mod;
       return mod?.wasmMemory?.buffer.byteLength ?? null;
     },
+    changes: watch.changes,
     async close() {
       if (closed) return;
       closed = true;
+      await watch.stop().catch(() => undefined);
       await prioritized.close();
       release();
     },

@@ -5,6 +5,7 @@ import type { OrgScope, ProjectScope } from '../access/scopes.ts';
 import type { AppContext } from '../context.ts';
 import type { Db } from '../db/client.ts';
 import { apiKeys, orgTokens, projects } from '../db/schema.ts';
+import { SharedReads } from '../db/table-changes.ts';
 import { ApiError } from './errors.ts';
 
 export type Principal =
@@ -120,32 +121,30 @@ function lookupsFor(db: Db) {
 
 type ProjectKeyRow = Awaited<ReturnType<ReturnType<typeof prepareLookups>['projectKey']['execute']>>[number];
 
-/** Lookups of a key hash in flight, per database: requests with the same key arriving meanwhile share the answer. */
-const projectKeysInFlight = new WeakMap<Db, Map<string, Promise<ProjectKeyRow | undefined>>>();
+/** The key lookups of each database (`db/table-changes.ts`). */
+const projectKeyReads = new WeakMap<Db, SharedReads<ProjectKeyRow | undefined>>();
 
 /**
  * The key and its project in one query (project routes usually need the project right after). Concurrent requests
- * with the same key share one query (a client's burst costs one lookup, not one per request). Nothing is kept after
- * it answers: a request sees the key and project as they were at most one query's round trip before it arrived
- * (the query it joined), and a revocation is seen by every lookup that starts after it committed.
+ * with the same key share one query (a client's burst costs one lookup, not one per request). On the embedded
+ * database the answer is kept until a key or a project changes (the database notifies every change as it commits,
+ * and this process is its only writer), so a request there usually reads nothing; on PostgreSQL nothing is kept
+ * after the query answers, and a request sees the key and project as they were at most one query's round trip
+ * before it arrived (the query it joined). Either way, a revocation is seen by every request that arrives after it
+ * committed.
  */
 async function findProjectKey(ctx: AppContext, key: string) {
   const hash = hashKey(key);
-  let running = projectKeysInFlight.get(ctx.db);
-  if (!running) {
-    running = new Map();
-    projectKeysInFlight.set(ctx.db, running);
+  let reads = projectKeyReads.get(ctx.db);
+  if (!reads) {
+    reads = new SharedReads(ctx.database.changes, ['api_keys', 'projects']);
+    projectKeyReads.set(ctx.db, reads);
   }
-  let lookup = running.get(hash);
-  if (!lookup) {
-    const inFlight = running;
-    lookup = lookupsFor(ctx.db)
+  const row = await reads.get(hash, () =>
+    lookupsFor(ctx.db)
       .projectKey.execute({ hash })
-      .then(([row]) => row)
-      .finally(() => inFlight.delete(hash));
-    running.set(hash, lookup);
-  }
-  const row = await lookup;
+      .then(([found]) => found),
+  );
   if (!row?.project.active || !constantTimeEqual(row.keyHash, hash)) return null;
   return row;
 }

@@ -111,6 +111,7 @@ function isTransientDatabaseError(err: unknown): boolean {
 export class InvoiceIntake {
   private pending: Pending[] = [];
   private flushing = 0;
+  private flushScheduled = false;
   private static readonly MAX_GROUP = 500;
   /** group commit: while these many transactions are in flight, new arrivals wait and share the next one */
   private readonly maxInFlight: number;
@@ -123,6 +124,21 @@ export class InvoiceIntake {
   accept(acceptance: Acceptance): Promise<AcceptResult> {
     return new Promise((resolve, reject) => {
       this.pending.push({ acceptance, resolve, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /**
+   * The group starts after the requests read in the same turn of the event loop have joined it (setImmediate runs
+   * once the loop has read every socket that was ready). On the embedded database this is what forms groups at all:
+   * PGlite runs a transaction on this thread without yielding to the loop, so no request arrives while one is in
+   * flight, and without the wait each request committed a transaction of its own.
+   */
+  private scheduleFlush() {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
       this.maybeFlush();
     });
   }

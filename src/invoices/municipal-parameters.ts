@@ -3,6 +3,7 @@ import type { A1Certificate } from '../certificates/pkcs12.ts';
 import type { AppContext } from '../context.ts';
 import { prepared } from '../db/prepared.ts';
 import { adnParametersCache, municipalBreakdownTexts } from '../db/schema.ts';
+import { SharedReads } from '../db/table-changes.ts';
 import { describeFailure } from '../engines/types.ts';
 import {
   adnServiceCode,
@@ -62,8 +63,8 @@ type Fetched = { kind: 'ok'; answer: AdnAnswer; fetchedAt: Date } | { kind: 'fai
 /** Requests in flight per process, so a batch of 100 items of one service asks the ADN once. */
 const inFlight = new WeakMap<AppContext, Map<string, Promise<Fetched>>>();
 type CacheRow = typeof adnParametersCache.$inferSelect;
-/** Reads of the cache table in flight per process (`CachedAdn.readRow`). */
-const rowsInFlight = new WeakMap<AppContext, Map<string, Promise<CacheRow | undefined>>>();
+/** Reads of the cache table per process (`CachedAdn.readRow`). */
+const rowReads = new WeakMap<AppContext, SharedReads<CacheRow | undefined>>();
 
 class CachedAdn {
   private certificate: Promise<
@@ -89,16 +90,19 @@ class CachedAdn {
 
   /**
    * The cache's row of a path. Concurrent reads of one path share a query (a burst of notes of one service reads it
-   * once); nothing is kept once it answers, so a refreshed or aged row is seen by the next read.
+   * once); on the embedded database the row is kept in memory until the table changes (`db/table-changes.ts`),
+   * elsewhere nothing is kept once it answers: a refreshed row is seen by the next read, and an aged one is
+   * judged by its `fetchedAt` at each use.
    */
   private readRow(path: string) {
-    const running = rowsInFlight.get(this.ctx) ?? new Map<string, Promise<CacheRow | undefined>>();
-    rowsInFlight.set(this.ctx, running);
-    const key = `${this.ambiente}:${path}`;
-    let read = running.get(key);
-    if (!read) {
+    let reads = rowReads.get(this.ctx);
+    if (!reads) {
+      reads = new SharedReads(this.ctx.database.changes, ['adn_parameters_cache']);
+      rowReads.set(this.ctx, reads);
+    }
+    return reads.get(`${this.ambiente}:${path}`, () =>
       // every POST /emitir reads two or three rows: prepared once (building the query was most of its cost)
-      read = prepared(this.ctx.db, 'adn_parameters_row', (db) =>
+      prepared(this.ctx.db, 'adn_parameters_row', (db) =>
         db
           .select()
           .from(adnParametersCache)
@@ -112,11 +116,8 @@ class CachedAdn {
           .prepare('adn_parameters_row'),
       )
         .execute({ ambiente: this.ambiente, path })
-        .then(([row]) => row)
-        .finally(() => running.delete(key));
-      running.set(key, read);
-    }
-    return read;
+        .then(([row]) => row),
+    );
   }
 
   /** The answer for a path: from the cache when fresh, else from the ADN (stored), else the stale copy. */
