@@ -112,45 +112,46 @@ export async function schedulePoll(ctx: AppContext, invoiceId: string, poll: num
   await ctx.queue.send('invoice.poll', { invoiceId, poll }, { startAfter: delayMs });
 }
 
-async function takeNumber(ctx: AppContext, { invoice, project }: JobSubject): Promise<InvoiceRow> {
+export async function takeNumber(ctx: AppContext, { invoice, project }: JobSubject): Promise<InvoiceRow> {
   if (invoice.declarationNumber !== null) {
     if (invoice.status === 'queued') {
       await ctx.db.update(invoices).set({ status: 'processing' }).where(eq(invoices.id, invoice.id));
     }
     return invoice;
   }
-  return ctx.db.transaction(async (tx) => {
-    const [locked] = await tx
-      .select({ declarationNumber: invoices.declarationNumber })
-      .from(invoices)
-      .where(eq(invoices.id, invoice.id))
-      .for('update')
-      .limit(1);
-    if (!locked || locked.declarationNumber !== null) {
-      // another attempt numbered it first: continue from its row
-      const [current] = await tx.select().from(invoices).where(eq(invoices.id, invoice.id)).limit(1);
-      return current!;
-    }
-    const [next] = await tx
-      .insert(numbering)
-      .values({ projectId: project.id, kind: 'nfse', lastNumber: 1 })
-      .onConflictDoUpdate({
-        target: [numbering.projectId, numbering.kind],
-        set: { lastNumber: sql`${numbering.lastNumber} + 1` },
-      })
-      .returning({ lastNumber: numbering.lastNumber });
-    const [updated] = await tx
-      .update(invoices)
-      .set({
-        status: 'processing',
-        serie: project.serieNfse,
-        declarationNumber: next!.lastNumber,
-        updatedAt: new Date(),
-      })
-      .where(eq(invoices.id, invoice.id))
-      .returning();
-    return updated!;
-  });
+  // one statement (it was a transaction of five): lock the row while it has no number, take the project's next
+  // number only then, and write it. An invoice another attempt numbered first matches nothing (the lock waits for
+  // that attempt to commit, then sees its number) and takes no number; the row is then read as that attempt left it.
+  const now = new Date();
+  const result = await ctx.db.execute<{ declaration_number: string | number; serie: string | null }>(sql`
+    with target as (
+      select ${invoices.id} from ${invoices}
+      where ${invoices.id} = ${invoice.id} and ${invoices.declarationNumber} is null
+      for update
+    ), next as (
+      insert into ${numbering} (project_id, kind, last_number)
+      select ${project.id}, 'nfse', 1 from target
+      on conflict (project_id, kind) do update set last_number = ${numbering}.last_number + 1
+      returning last_number
+    )
+    update ${invoices} set status = 'processing', serie = ${project.serieNfse},
+      declaration_number = next.last_number, updated_at = ${now}
+    from next where ${invoices.id} = ${invoice.id}
+    returning ${invoices.declarationNumber}, ${invoices.serie}`);
+  const [numbered] = (result as unknown as { rows: { declaration_number: string | number; serie: string | null }[] })
+    .rows;
+  if (numbered) {
+    return {
+      ...invoice,
+      status: 'processing',
+      serie: numbered.serie,
+      declarationNumber: Number(numbered.declaration_number),
+      updatedAt: now,
+    };
+  }
+  const [current] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoice.id)).limit(1);
+  if (!current) throw new RetryLater('the invoice vanished while it was numbered');
+  return current;
 }
 
 /** The stored declaration, or a new one built, signed, validated and stored; null when the invoice ended. */
