@@ -170,7 +170,7 @@ export async function startService(
         signatureAlgorithm: config.signatureAlgorithm,
         validateBeforeSend: config.validateBeforeSend,
       }),
-      certificates: new CertificateStore(database.db, config.masterKey),
+      certificates: new CertificateStore(database.db, config.masterKey, database.changes),
     };
     closers.unshift(() => ctx.engines.close());
     // the queue's own timers and every worker run as background database work (db/priority.ts)

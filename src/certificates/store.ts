@@ -1,6 +1,7 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../db/client.ts';
 import { certificates } from '../db/schema.ts';
+import { SharedReads, type TableChanges } from '../db/table-changes.ts';
 import { type A1Certificate, readPkcs12 } from './pkcs12.ts';
 import { openSecret } from './vault.ts';
 
@@ -23,10 +24,16 @@ export class CertificateStore {
   private readonly cache = new Map<string, A1Certificate>();
   private readonly ready = new Map<string, { until: number; validUntil: number }>();
 
+  /** the active certificate's id and expiry per project, read for every note (db/table-changes.ts) */
+  private readonly activeRows: SharedReads<{ id: string; validUntil: Date } | undefined>;
+
   constructor(
     private readonly db: Db,
     private readonly masterKey: Buffer,
-  ) {}
+    changes: TableChanges | null = null,
+  ) {
+    this.activeRows = new SharedReads(changes, ['certificates']);
+  }
 
   /**
    * Whether the project has an active certificate valid at `now` (the intake's check before a credit or a number
@@ -60,12 +67,16 @@ export class CertificateStore {
   }
 
   async forProject(projectId: string, now = new Date()): Promise<LoadedCertificate> {
-    // the sealed file is read only when this row is not parsed yet
-    const [row] = await this.db
-      .select({ id: certificates.id, validUntil: certificates.validUntil })
-      .from(certificates)
-      .where(and(eq(certificates.projectId, projectId), eq(certificates.active, true)))
-      .limit(1);
+    // the sealed file is read only when this row is not parsed yet; the row itself is kept in memory on the
+    // embedded database until the certificates table changes
+    const row = await this.activeRows.get(projectId, () =>
+      this.db
+        .select({ id: certificates.id, validUntil: certificates.validUntil })
+        .from(certificates)
+        .where(and(eq(certificates.projectId, projectId), eq(certificates.active, true)))
+        .limit(1)
+        .then(([found]) => found),
+    );
     if (!row) return { ok: false, code: 'CERTIFICATE_MISSING', message: 'The project has no A1 certificate' };
     if (row.validUntil.getTime() < now.getTime()) {
       return {

@@ -8,7 +8,7 @@ import type { PGlite } from '@electric-sql/pglite';
  * row kept in memory is exactly as current as the database. On PostgreSQL other processes write too, and their
  * notifications arrive later than their commits: there nothing is kept (`null`), reads only share a query in flight.
  */
-export const WATCHED_TABLES = ['api_keys', 'projects', 'adn_parameters_cache'] as const;
+export const WATCHED_TABLES = ['api_keys', 'projects', 'adn_parameters_cache', 'certificates'] as const;
 export type WatchedTable = (typeof WATCHED_TABLES)[number];
 
 export const TABLE_CHANGED_CHANNEL = 'nfse_table_changed';

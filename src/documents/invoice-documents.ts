@@ -1,6 +1,6 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
-import { loadProjectRow } from '../db/repositories/project-profile.ts';
+import { type loadProjectRow, loadProjectRowShared } from '../db/repositories/project-profile.ts';
 import { loadInvoiceRow, storageBaseUrlOf } from '../db/repositories/invoices.ts';
 import { invoices } from '../db/schema.ts';
 import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
@@ -39,7 +39,8 @@ export async function renderInvoicePdf(
   loaded?: ProjectRow | null,
 ): Promise<RenderDanfseResult> {
   if (!row.nfseXml) return { ok: false, code: 'DANFSE_MISSING_DATA', message: 'The invoice has no NFS-e XML' };
-  const project = loaded === undefined ? await loadProjectRow(ctx.db, row.projectId) : loaded;
+  const project =
+    loaded === undefined ? await loadProjectRowShared(ctx.db, ctx.database.changes, row.projectId) : loaded;
   const template = TEMPLATES.find((t) => t === project?.danfeTemplate) ?? 'padrao';
   let logo: { data: Buffer; mimeType: string } | null = null;
   if (template !== 'padrao' && project?.logoKey) {
@@ -93,7 +94,7 @@ export async function runDocumentsJob(
 ): Promise<void> {
   // the project is read once, when a step first needs it
   let project: Promise<ProjectRow | null> | null = null;
-  const projectOf = (projectId: string) => (project ??= loadProjectRow(ctx.db, projectId));
+  const projectOf = (projectId: string) => (project ??= loadProjectRowShared(ctx.db, ctx.database.changes, projectId));
   let known: InvoiceRow | null = null;
   for (let pass = 0; pass < 6; pass++) {
     const row = known ?? (await load(ctx, data.invoiceId));

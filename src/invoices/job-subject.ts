@@ -1,7 +1,7 @@
 import { openSecret } from '../certificates/vault.ts';
 import type { AppContext } from '../context.ts';
 import { loadInvoiceRow } from '../db/repositories/invoices.ts';
-import { loadProjectRow, toFiscalProfile } from '../db/repositories/project-profile.ts';
+import { type loadProjectRow, loadProjectRowShared, toFiscalProfile } from '../db/repositories/project-profile.ts';
 import type { invoices } from '../db/schema.ts';
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { ProjectCredentials } from '../engines/kit/auth.ts';
@@ -36,7 +36,7 @@ export async function loadJobSubject(
 ): Promise<JobSubject | null> {
   const invoice = await loadInvoiceRow(ctx.db, invoiceId);
   if (!invoice || !options.wanted(invoice)) return null;
-  const projectRow = await loadProjectRow(ctx.db, invoice.projectId);
+  const projectRow = await loadProjectRowShared(ctx.db, ctx.database.changes, invoice.projectId);
   if (!projectRow) {
     await options.refuse('PROJECT_NOT_FOUND', 'The project no longer exists');
     return null;

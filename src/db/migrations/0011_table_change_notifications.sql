@@ -17,3 +17,6 @@ CREATE TRIGGER projects_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
 --> statement-breakpoint
 CREATE TRIGGER adn_parameters_cache_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
   ON adn_parameters_cache FOR EACH STATEMENT EXECUTE FUNCTION nfse_table_changed();
+--> statement-breakpoint
+CREATE TRIGGER certificates_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE
+  ON certificates FOR EACH STATEMENT EXECUTE FUNCTION nfse_table_changed();
