@@ -76,19 +76,39 @@ export async function recordEvent<T extends EventType>(
   /** the business clock (`ctx.now()`): the first attempt is due then */
   now: Date,
 ): Promise<{ id: string; deliveries: number }> {
-  const [row] = await tx
-    .insert(events)
-    .values({
-      projectId: event.projectId,
-      type: event.type,
-      data: event.data,
-      invoiceId: event.invoiceId ?? null,
-      batchId: event.batchId ?? null,
-      dispatchedAt: sql`now()`,
-    })
-    .returning({ id: events.id, createdAt: events.createdAt });
-  const deliveries = await fanOut(tx, { ...event, id: row!.id, createdAt: row!.createdAt }, now);
-  return { id: row!.id, deliveries };
+  // one statement: the event, and the endpoints it goes to (their lookup was a round trip of its own, three per
+  // issued note); the event's time is the database's (the transaction's start), in milliseconds like a Date
+  const id = randomUUID();
+  const result = await tx.execute(sql`
+    with inserted as (
+      insert into ${events} (id, project_id, type, data, invoice_id, batch_id, dispatched_at)
+      values (${id}, ${event.projectId}, ${event.type}, ${JSON.stringify(event.data)}::jsonb,
+        ${event.invoiceId ?? null}, ${event.batchId ?? null}, now())
+      returning created_at
+    )
+    select floor(extract(epoch from inserted.created_at) * 1000)::float8 as created_ms,
+      array_to_string(array(${subscribedEndpoints(event.projectId, event.type)}), ',') as endpoints
+    from inserted`);
+  const [row] = (result as unknown as { rows: { created_ms: number | string; endpoints: string }[] }).rows;
+  const endpointIds = row!.endpoints ? row!.endpoints.split(',') : [];
+  const createdAt = new Date(Number(row!.created_ms));
+  const deliveries = await fanOut(tx, { ...event, id, createdAt }, now, endpointIds);
+  return { id, deliveries };
+}
+
+/** The active endpoints of a project subscribed to an event type. */
+function subscribed(projectId: string, type: string) {
+  return and(
+    eq(webhookEndpoints.projectId, projectId),
+    eq(webhookEndpoints.active, true),
+    isNull(webhookEndpoints.deletedAt),
+    sql`${webhookEndpoints.events} @> ${JSON.stringify([type])}::jsonb`,
+  );
+}
+
+/** Their ids, as a subquery. */
+function subscribedEndpoints(projectId: string, type: string) {
+  return sql`select ${webhookEndpoints.id} from ${webhookEndpoints} where ${subscribed(projectId, type)}`;
 }
 
 /**
@@ -99,18 +119,15 @@ export async function fanOut(
   tx: DbOrTx,
   event: { id: string; projectId: string; type: string; data: unknown; createdAt: Date },
   now: Date,
+  /** the subscribed endpoints when the caller has read them (recordEvent), else they are read here */
+  known?: string[],
 ): Promise<number> {
-  const endpoints = await tx
-    .select({ id: webhookEndpoints.id })
-    .from(webhookEndpoints)
-    .where(
-      and(
-        eq(webhookEndpoints.projectId, event.projectId),
-        eq(webhookEndpoints.active, true),
-        isNull(webhookEndpoints.deletedAt),
-        sql`${webhookEndpoints.events} @> ${JSON.stringify([event.type])}::jsonb`,
-      ),
-    );
+  const endpoints =
+    known?.map((id) => ({ id })) ??
+    (await tx
+      .select({ id: webhookEndpoints.id })
+      .from(webhookEndpoints)
+      .where(subscribed(event.projectId, event.type)));
   if (endpoints.length === 0) return 0;
   const created = await tx
     .insert(webhookDeliveries)
