@@ -11,7 +11,7 @@
  * memory), and the sample of highest RSS is split into the WebAssembly memory (its size: RSS counts the pages touched),
  * the rest of `external`, the V8 heap (committed, and used) and the rest (the node binary, compiled code, malloc'd
  * native memory, stacks). Every note accepted stays in flight until the drain issues it: the default 8 seconds accept
- * about 10,000 notes on each setting on the 2-core box (1,300-1,500 req/s), five times the issue's 2,000 of the RSS
+ * about 10,000-12,000 notes on each setting on the 2-core box (1,200-1,500 req/s), five times the issue's 2,000 of the RSS
  * goal, and the drain takes minutes (issuing runs at 40-60 notes/s); `bench/intake.ts 2` stays near 2,000.
  *
  *   npx tsx bench/intake.ts [seconds=8] [connections=32] [settings=pglite,postgres]

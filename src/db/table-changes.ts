@@ -75,6 +75,28 @@ export class SharedReads<V> {
   }
 }
 
+const readsByOwner = new WeakMap<object, Map<string, SharedReads<unknown>>>();
+
+/** The `SharedReads` called `name` of `owner` (a database handle), made on its first use. */
+export function sharedReads<V>(
+  owner: object,
+  name: string,
+  changes: TableChanges | null,
+  tables: readonly WatchedTable[],
+): SharedReads<V> {
+  let byName = readsByOwner.get(owner);
+  if (!byName) {
+    byName = new Map();
+    readsByOwner.set(owner, byName);
+  }
+  let reads = byName.get(name) as SharedReads<V> | undefined;
+  if (!reads) {
+    reads = new SharedReads<V>(changes, tables);
+    byName.set(name, reads as SharedReads<unknown>);
+  }
+  return reads;
+}
+
 function deepFreeze(value: unknown): void {
   if (!value || typeof value !== 'object' || Object.isFrozen(value) || value instanceof Date) return;
   Object.freeze(value);

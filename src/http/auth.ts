@@ -5,7 +5,7 @@ import type { OrgScope, ProjectScope } from '../access/scopes.ts';
 import type { AppContext } from '../context.ts';
 import type { Db } from '../db/client.ts';
 import { apiKeys, orgTokens, projects } from '../db/schema.ts';
-import { SharedReads } from '../db/table-changes.ts';
+import { sharedReads } from '../db/table-changes.ts';
 import { ApiError } from './errors.ts';
 
 export type Principal =
@@ -121,9 +121,6 @@ function lookupsFor(db: Db) {
 
 type ProjectKeyRow = Awaited<ReturnType<ReturnType<typeof prepareLookups>['projectKey']['execute']>>[number];
 
-/** The key lookups of each database (`db/table-changes.ts`). */
-const projectKeyReads = new WeakMap<Db, SharedReads<ProjectKeyRow | undefined>>();
-
 /**
  * The key and its project in one query (project routes usually need the project right after). Concurrent requests
  * with the same key share one query (a client's burst costs one lookup, not one per request). On the embedded
@@ -135,11 +132,10 @@ const projectKeyReads = new WeakMap<Db, SharedReads<ProjectKeyRow | undefined>>(
  */
 async function findProjectKey(ctx: AppContext, key: string) {
   const hash = hashKey(key);
-  let reads = projectKeyReads.get(ctx.db);
-  if (!reads) {
-    reads = new SharedReads(ctx.database.changes, ['api_keys', 'projects']);
-    projectKeyReads.set(ctx.db, reads);
-  }
+  const reads = sharedReads<ProjectKeyRow | undefined>(ctx.db, 'project_key', ctx.database.changes, [
+    'api_keys',
+    'projects',
+  ]);
   const row = await reads.get(hash, () =>
     lookupsFor(ctx.db)
       .projectKey.execute({ hash })

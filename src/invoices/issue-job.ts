@@ -123,7 +123,7 @@ export async function takeNumber(ctx: AppContext, { invoice, project }: JobSubje
   // number only then, and write it. An invoice another attempt numbered first matches nothing (the lock waits for
   // that attempt to commit, then sees its number) and takes no number; the row is then read as that attempt left it.
   const now = new Date();
-  const result = await ctx.db.execute<{ declaration_number: string | number; serie: string | null }>(sql`
+  const result = await ctx.db.execute(sql`
     with target as (
       select ${invoices.id} from ${invoices}
       where ${invoices.id} = ${invoice.id} and ${invoices.declarationNumber} is null

@@ -3,7 +3,7 @@ import type { A1Certificate } from '../certificates/pkcs12.ts';
 import type { AppContext } from '../context.ts';
 import { prepared } from '../db/prepared.ts';
 import { adnParametersCache, municipalBreakdownTexts } from '../db/schema.ts';
-import { SharedReads } from '../db/table-changes.ts';
+import { sharedReads } from '../db/table-changes.ts';
 import { describeFailure } from '../engines/types.ts';
 import {
   adnServiceCode,
@@ -63,8 +63,6 @@ type Fetched = { kind: 'ok'; answer: AdnAnswer; fetchedAt: Date } | { kind: 'fai
 /** Requests in flight per process, so a batch of 100 items of one service asks the ADN once. */
 const inFlight = new WeakMap<AppContext, Map<string, Promise<Fetched>>>();
 type CacheRow = typeof adnParametersCache.$inferSelect;
-/** Reads of the cache table per process (`CachedAdn.readRow`). */
-const rowReads = new WeakMap<AppContext, SharedReads<CacheRow | undefined>>();
 
 class CachedAdn {
   private certificate: Promise<
@@ -95,11 +93,9 @@ class CachedAdn {
    * judged by its `fetchedAt` at each use.
    */
   private readRow(path: string) {
-    let reads = rowReads.get(this.ctx);
-    if (!reads) {
-      reads = new SharedReads(this.ctx.database.changes, ['adn_parameters_cache']);
-      rowReads.set(this.ctx, reads);
-    }
+    const reads = sharedReads<CacheRow | undefined>(this.ctx.db, 'adn_parameters_row', this.ctx.database.changes, [
+      'adn_parameters_cache',
+    ]);
     return reads.get(`${this.ambiente}:${path}`, () =>
       // every POST /emitir reads two or three rows: prepared once (building the query was most of its cost)
       prepared(this.ctx.db, 'adn_parameters_row', (db) =>

@@ -6,7 +6,7 @@ import { getTableColumns, sql } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Database, openDatabase, runMigrations } from '../../src/db/client.ts';
 import { apiKeys } from '../../src/db/schema.ts';
-import { SharedReads, type TableChanges, WATCHED_TABLES } from '../../src/db/table-changes.ts';
+import { SharedReads, sharedReads, type TableChanges, WATCHED_TABLES } from '../../src/db/table-changes.ts';
 
 /**
  * Rows kept in memory on the embedded database (db/table-changes.ts): the triggers of migration 0011 tell the
@@ -137,5 +137,13 @@ describe('SharedReads', () => {
     await expect(reads.get('k', async () => Promise.reject(new Error('down')))).rejects.toThrow('down');
     const value = await reads.get('k', async () => ({ list: ['a'] }));
     expect(Object.isFrozen(value) && Object.isFrozen(value.list)).toBe(true);
+  });
+
+  it('are made once per owner and name (sharedReads)', async () => {
+    const [a, b] = [{}, {}];
+    const reads = sharedReads<number>(a, 'x', null, ['projects']);
+    expect(sharedReads<number>(a, 'x', null, ['projects'])).toBe(reads);
+    expect(sharedReads<number>(a, 'y', null, ['projects'])).not.toBe(reads);
+    expect(sharedReads<number>(b, 'x', null, ['projects'])).not.toBe(reads);
   });
 });

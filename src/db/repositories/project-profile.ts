@@ -3,7 +3,7 @@ import type { ProjectFiscalProfile, RegimeTributario } from '../../domain/projec
 import type { Db, DbOrTx } from '../client.ts';
 import { prepared } from '../prepared.ts';
 import { projects } from '../schema.ts';
-import { SharedReads, type TableChanges } from '../table-changes.ts';
+import { sharedReads, type TableChanges } from '../table-changes.ts';
 
 type ProjectRow = typeof projects.$inferSelect;
 
@@ -48,20 +48,15 @@ export function toFiscalProfile(row: ProjectRow): ProjectFiscalProfile {
   };
 }
 
-const projectReads = new WeakMap<Db, SharedReads<ProjectRow | null>>();
-
 /**
  * The project's row as the jobs read it for every note: `loadProjectRow`, kept in memory on the embedded database
  * until the projects table changes (`changes`, see db/table-changes.ts); shared only while in flight elsewhere.
  * The row is frozen: callers share it.
  */
 export function loadProjectRowShared(db: Db, changes: TableChanges | null, projectId: string) {
-  let reads = projectReads.get(db);
-  if (!reads) {
-    reads = new SharedReads(changes, ['projects']);
-    projectReads.set(db, reads);
-  }
-  return reads.get(projectId, () => loadProjectRow(db, projectId));
+  return sharedReads<ProjectRow | null>(db, 'project_row', changes, ['projects']).get(projectId, () =>
+    loadProjectRow(db, projectId),
+  );
 }
 
 export async function loadProjectRow(db: DbOrTx, projectId: string, options: { activeOnly?: boolean } = {}) {
