@@ -66,17 +66,28 @@ export class CertificateStore {
     return { ok: true };
   }
 
-  async forProject(projectId: string, now = new Date()): Promise<LoadedCertificate> {
+  /**
+   * `active`: the project's active certificate row (its id and expiry, null for none) when the caller read it
+   * already, in the same statement as the rest of what it needed (the invoice jobs).
+   */
+  async forProject(
+    projectId: string,
+    now = new Date(),
+    active?: { id: string; validUntil: Date } | null,
+  ): Promise<LoadedCertificate> {
     // the sealed file is read only when this row is not parsed yet; the row itself is kept in memory on the
     // embedded database until the certificates table changes
-    const row = await this.activeRows.get(projectId, () =>
-      this.db
-        .select({ id: certificates.id, validUntil: certificates.validUntil })
-        .from(certificates)
-        .where(and(eq(certificates.projectId, projectId), eq(certificates.active, true)))
-        .limit(1)
-        .then(([found]) => found),
-    );
+    const row =
+      active !== undefined
+        ? active
+        : await this.activeRows.get(projectId, () =>
+            this.db
+              .select({ id: certificates.id, validUntil: certificates.validUntil })
+              .from(certificates)
+              .where(and(eq(certificates.projectId, projectId), eq(certificates.active, true)))
+              .limit(1)
+              .then(([found]) => found),
+          );
     if (!row) return { ok: false, code: 'CERTIFICATE_MISSING', message: 'The project has no A1 certificate' };
     if (row.validUntil.getTime() < now.getTime()) {
       return {

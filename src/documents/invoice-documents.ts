@@ -1,8 +1,8 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
 import { type loadProjectRow, loadProjectRowShared } from '../db/repositories/project-profile.ts';
-import { loadInvoiceRow, storageBaseUrlOf } from '../db/repositories/invoices.ts';
-import { invoices } from '../db/schema.ts';
+import { loadInvoiceRow, loadInvoiceWithProject } from '../db/repositories/invoices.ts';
+import { invoices, organizations } from '../db/schema.ts';
 import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
 import { documentUrl } from '../invoices/views.ts';
 import type { JobPayloads } from '../jobs/catalogue.ts';
@@ -62,6 +62,24 @@ async function load(ctx: AppContext, invoiceId: string): Promise<InvoiceRow | nu
 }
 
 /**
+ * What a step's write reads back: the invoice's columns but the three large ones, which no longer change once a note
+ * is issued (the request, the declaration and the NFS-e XML: the step keeps them from the row it read), and the base
+ * of the organization's document URLs for its event (a round trip of its own before).
+ */
+const { request: _request, declarationXml: _declaration, nfseXml: _nfse, ...CHANGING } = getTableColumns(invoices);
+const WRITTEN = {
+  ...CHANGING,
+  storageBaseUrl: sql<
+    string | null
+  >`(select ${organizations.storageBaseUrlActive} from ${organizations} where ${organizations.id} = ${invoices.orgId})`,
+};
+
+/** The row after a step's write: what the write read back over what the step read (see `WRITTEN`). */
+function afterWrite(row: InvoiceRow, written: Omit<InvoiceRow, 'request' | 'declarationXml' | 'nfseXml'>): InvoiceRow {
+  return { ...row, ...written };
+}
+
+/**
  * What a step did: nothing left to do; changed the invoice (with the row as its write left it, when the write
  * returned it, so the next step needs no reload); or lost a race with another job (the row is read again).
  */
@@ -95,7 +113,11 @@ export async function runDocumentsJob(
   // the project is read once, when a step first needs it
   let project: Promise<ProjectRow | null> | null = null;
   const projectOf = (projectId: string) => (project ??= loadProjectRowShared(ctx.db, ctx.database.changes, projectId));
-  let known: InvoiceRow | null = null;
+  // the first read brings the project along (one statement)
+  const first = await loadInvoiceWithProject(ctx.db, data.invoiceId);
+  if (first?.project) project = Promise.resolve(first.project);
+  let known: InvoiceRow | null = first?.invoice ?? null;
+  if (!known) return;
   for (let pass = 0; pass < 6; pass++) {
     const row = known ?? (await load(ctx, data.invoiceId));
     if (!row || !isIssued(row) || !row.nfseXml) return;
@@ -139,9 +161,9 @@ async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
         updatedAt: new Date(),
       })
       .where(and(eq(invoices.id, row.id), isNull(invoices.xmlKey)))
-      .returning();
+      .returning(WRITTEN);
     if (!updated) return null;
-    const base = await storageBaseUrlOf(tx, updated.orgId);
+    const { storageBaseUrl: base, ...written } = updated;
     await recordEvent(
       tx,
       {
@@ -159,7 +181,7 @@ async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
       },
       ctx.now(),
     );
-    return updated;
+    return afterWrite(row, written);
   });
   wakeDeliveries();
   if (!won) await ctx.storage.delete(key).catch(() => undefined);
@@ -209,11 +231,11 @@ async function storePdf(ctx: AppContext, row: InvoiceRow, project: ProjectRow | 
           previous === null ? isNull(invoices.pdfKey) : eq(invoices.pdfKey, previous),
         ),
       )
-      .returning();
+      .returning(WRITTEN);
     if (!updated) return null;
+    const { storageBaseUrl: base, ...written } = updated;
     // a replaced PDF (the watermarked one of a cancelled note) is not a new documents_ready: at most two (spec 6)
-    if (previous !== null) return updated;
-    const base = await storageBaseUrlOf(tx, updated.orgId);
+    if (previous !== null) return afterWrite(row, written);
     await recordEvent(
       tx,
       {
@@ -231,7 +253,7 @@ async function storePdf(ctx: AppContext, row: InvoiceRow, project: ProjectRow | 
       },
       ctx.now(),
     );
-    return updated;
+    return afterWrite(row, written);
   });
   wakeDeliveries();
   if (!won) await ctx.storage.delete(key).catch(() => undefined);

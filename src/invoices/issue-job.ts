@@ -40,8 +40,9 @@ export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobCo
   }
 
   // 2. prepare (build → sign → validate), stored before anything is sent
-  const document = await prepare(ctx, { ...subject, invoice });
-  if (!document) return;
+  const prepared = await prepare(ctx, { ...subject, invoice });
+  if (!prepared) return;
+  const { document } = prepared;
 
   // 3. reconcile an attempt that may have reached the government
   if (invoice.transmission === 'sending') {
@@ -53,11 +54,13 @@ export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobCo
     if (found.kind !== 'ok') return giveUpOrRetry(ctx, invoiceId, job, found, 'reconciliation');
   }
 
-  // 4. send
-  await ctx.db
-    .update(invoices)
-    .set({ transmission: 'sending', attempts: sql`${invoices.attempts} + 1`, updatedAt: new Date() })
-    .where(eq(invoices.id, invoiceId));
+  // 4. send (a declaration stored just now was marked as being sent by the same statement)
+  if (!prepared.markedSending) {
+    await ctx.db
+      .update(invoices)
+      .set({ transmission: 'sending', attempts: sql`${invoices.attempts} + 1`, updatedAt: new Date() })
+      .where(eq(invoices.id, invoiceId));
+  }
   let outcome = await engine.issue(document, connection);
   if (outcome.kind === 'unknown') {
     // the answer was lost: ask right away; if the government has nothing yet, the next attempt asks again
@@ -154,11 +157,19 @@ export async function takeNumber(ctx: AppContext, { invoice, project }: JobSubje
   return current;
 }
 
-/** The stored declaration, or a new one built, signed, validated and stored; null when the invoice ended. */
-async function prepare(ctx: AppContext, subject: JobSubject): Promise<PreparedDocument | null> {
+/**
+ * The stored declaration, or a new one built, signed, validated and stored; null when the invoice ended.
+ * `markedSending`: the statement that stored a new declaration also marked it as being sent (transmission
+ * `sending`, one more attempt), as step 4 would: nothing happens between the two, and a crash before the send
+ * only makes the next attempt ask the government first.
+ */
+async function prepare(
+  ctx: AppContext,
+  subject: JobSubject,
+): Promise<{ document: PreparedDocument; markedSending: boolean } | null> {
   const { invoice, project, engine, connection } = subject;
   if (invoice.declarationXml && invoice.declarationId) {
-    return { id: invoice.declarationId, xml: invoice.declarationXml };
+    return { document: { id: invoice.declarationId, xml: invoice.declarationXml }, markedSending: false };
   }
   const checked = checkInvoiceRequest(invoice.request as InvoiceRequest, project);
   if (!checked.ok) {
@@ -189,16 +200,17 @@ async function prepare(ctx: AppContext, subject: JobSubject): Promise<PreparedDo
     .set({
       declarationXml: prepared.value.xml,
       declarationId: prepared.value.id,
-      transmission: 'prepared',
+      transmission: 'sending',
+      attempts: sql`${invoices.attempts} + 1`,
       updatedAt: new Date(),
     })
     .where(and(eq(invoices.id, invoice.id), sql`${invoices.declarationXml} is null`))
     .returning({ id: invoices.id });
-  if (saved) return prepared.value;
+  if (saved) return { document: prepared.value, markedSending: true };
   // another worker stored one first: send that one
   const [current] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoice.id)).limit(1);
   return current?.declarationXml && current.declarationId
-    ? { id: current.declarationId, xml: current.declarationXml }
+    ? { document: { id: current.declarationId, xml: current.declarationXml }, markedSending: false }
     : null;
 }
 

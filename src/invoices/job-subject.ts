@@ -1,7 +1,7 @@
 import { openSecret } from '../certificates/vault.ts';
 import type { AppContext } from '../context.ts';
-import { loadInvoiceRow } from '../db/repositories/invoices.ts';
-import { type loadProjectRow, loadProjectRowShared, toFiscalProfile } from '../db/repositories/project-profile.ts';
+import { loadInvoiceWithProject } from '../db/repositories/invoices.ts';
+import { type loadProjectRow, toFiscalProfile } from '../db/repositories/project-profile.ts';
 import type { invoices } from '../db/schema.ts';
 import type { ProjectFiscalProfile } from '../domain/project-profile.ts';
 import type { ProjectCredentials } from '../engines/kit/auth.ts';
@@ -23,7 +23,7 @@ export interface JobSubject {
 
 /**
  * The one skeleton of the invoice jobs (issue, poll, cancel): load the invoice (returning null when the job has
- * nothing left to do), its project and its certificate, and pick its engine. A missing project or certificate ends
+ * nothing left to do), its project and its certificate (one statement), and pick its engine. A missing project or certificate ends
  * the job through `refuse`, which records the refusal where that job records it.
  */
 export async function loadJobSubject(
@@ -34,14 +34,15 @@ export async function loadJobSubject(
     refuse: (code: string, message: string) => Promise<void>;
   },
 ): Promise<JobSubject | null> {
-  const invoice = await loadInvoiceRow(ctx.db, invoiceId);
+  const found = await loadInvoiceWithProject(ctx.db, invoiceId);
+  const invoice = found?.invoice;
   if (!invoice || !options.wanted(invoice)) return null;
-  const projectRow = await loadProjectRowShared(ctx.db, ctx.database.changes, invoice.projectId);
+  const projectRow = found.project;
   if (!projectRow) {
     await options.refuse('PROJECT_NOT_FOUND', 'The project no longer exists');
     return null;
   }
-  const loaded = await ctx.certificates.forProject(projectRow.id, ctx.now());
+  const loaded = await ctx.certificates.forProject(projectRow.id, ctx.now(), found.certificate);
   if (!loaded.ok) {
     await options.refuse(loaded.code, loaded.message);
     return null;
