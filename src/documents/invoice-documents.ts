@@ -114,7 +114,7 @@ export async function runDocumentsJob(
   let project: Promise<ProjectRow | null> | null = null;
   const projectOf = (projectId: string) => (project ??= loadProjectRowShared(ctx.db, ctx.database.changes, projectId));
   // the first read brings the project along (one statement)
-  const first = await loadInvoiceWithProject(ctx.db, data.invoiceId);
+  const first = await loadInvoiceWithProject(ctx.db, ctx.database.changes, data.invoiceId);
   if (first?.project) project = Promise.resolve(first.project);
   let known: InvoiceRow | null = first?.invoice ?? null;
   if (!known) return;

@@ -23,7 +23,7 @@ export interface JobSubject {
 
 /**
  * The one skeleton of the invoice jobs (issue, poll, cancel): load the invoice (returning null when the job has
- * nothing left to do), its project and its certificate (one statement), and pick its engine. A missing project or certificate ends
+ * nothing left to do), its project and its certificate (db/repositories/invoices.ts), and pick its engine. A missing project or certificate ends
  * the job through `refuse`, which records the refusal where that job records it.
  */
 export async function loadJobSubject(
@@ -34,7 +34,7 @@ export async function loadJobSubject(
     refuse: (code: string, message: string) => Promise<void>;
   },
 ): Promise<JobSubject | null> {
-  const found = await loadInvoiceWithProject(ctx.db, invoiceId);
+  const found = await loadInvoiceWithProject(ctx.db, ctx.database.changes, invoiceId);
   const invoice = found?.invoice;
   if (!invoice || !options.wanted(invoice)) return null;
   const projectRow = found.project;
