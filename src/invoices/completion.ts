@@ -49,8 +49,17 @@ async function completeBatchIfDone(ctx: AppContext, tx: Tx, invoice: { batchId: 
   );
 }
 
-/** issued: store the government's document, tell the customer, cache the documents. */
-export async function finishIssued(ctx: AppContext, invoiceId: string, issued: IssuedDocument): Promise<void> {
+/**
+ * issued: store the government's document, tell the customer, cache the documents. `documents`: `job` enqueues the
+ * documents job in the same transaction; `caller` leaves them to the caller, whose own job stays uncompleted until
+ * they are stored (the issue job: see `IssueJobEnd`).
+ */
+export async function finishIssued(
+  ctx: AppContext,
+  invoiceId: string,
+  issued: IssuedDocument,
+  documents: 'job' | 'caller' = 'job',
+): Promise<void> {
   await ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(invoices)
@@ -87,12 +96,12 @@ export async function finishIssued(ctx: AppContext, invoiceId: string, issued: I
       },
       ctx.now(),
     );
-    await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'emission' }, { tx });
+    if (documents === 'job') await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'emission' }, { tx });
     await completeBatchIfDone(ctx, tx, row);
   });
   // the municipality's text of the breakdown (xTribMun), which the ADN API does not publish (GET /codigos)
   await rememberBreakdownText(ctx, issued.ambiente, issued.xml);
-  ctx.queue.wake('invoice.documents');
+  if (documents === 'job') ctx.queue.wake('invoice.documents');
   wakeDeliveries();
 }
 

@@ -23,12 +23,14 @@ const CLOCK_MARGIN_MS = 60_000;
  *   4. send and record the outcome; an asynchronous answer (`pending`) records its protocol at once and hands
  *      the invoice to `invoice.poll`: a declaration whose protocol is known is never sent again.
  */
-export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobContext): Promise<void> {
+export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobContext): Promise<IssueJobEnd> {
   const subject = await loadJobSubject(ctx, invoiceId, {
-    wanted: (invoice) => ['queued', 'processing'].includes(invoice.status),
+    wanted: (invoice) => ['queued', 'processing'].includes(invoice.status) || documentsLeftByIssueJob(invoice),
     refuse: (errorCode, errorMessage) => finishError(ctx, invoiceId, { errorCode, errorMessage, errors: [] }),
   });
-  if (!subject) return;
+  if (!subject) return 'done';
+  // issued by an attempt that stopped before its documents were stored (a crash, an expiry): they are still ours
+  if (subject.invoice.status === 'issued') return 'documents';
   const { engine, connection } = subject;
 
   // 1. number
@@ -36,22 +38,25 @@ export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobCo
   if (invoice.transmission === 'pending' && invoice.protocol) {
     // the government holds it: only the poll may move it on (schedule one, in case the last one was lost)
     await schedulePoll(ctx, invoiceId, 1);
-    return;
+    return 'done';
   }
 
   // 2. prepare (build → sign → validate), stored before anything is sent
   const prepared = await prepare(ctx, { ...subject, invoice });
-  if (!prepared) return;
+  if (!prepared) return 'done';
   const { document } = prepared;
 
   // 3. reconcile an attempt that may have reached the government
   if (invoice.transmission === 'sending') {
     const found = await engine.reconcile(document, connection);
     if (found.kind === 'ok' && found.value) {
-      await finishIssued(ctx, invoiceId, found.value);
-      return;
+      await finishIssued(ctx, invoiceId, found.value, 'caller');
+      return 'documents';
     }
-    if (found.kind !== 'ok') return giveUpOrRetry(ctx, invoiceId, job, found, 'reconciliation');
+    if (found.kind !== 'ok') {
+      await giveUpOrRetry(ctx, invoiceId, job, found, 'reconciliation');
+      return 'done';
+    }
   }
 
   // 4. send (a declaration stored just now was marked as being sent by the same statement)
@@ -67,34 +72,57 @@ export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobCo
     const found = await engine.reconcile(document, connection);
     if (found.kind === 'ok' && found.value) outcome = { kind: 'ok', value: found.value };
   }
-  return recordOutcome(ctx, invoiceId, job, outcome, 'transmission');
+  return recordOutcome(ctx, invoiceId, job, outcome, 'transmission', 'caller');
 }
 
-/** Records what the government answered to a submission or a poll. */
+/**
+ * What the issue job leaves to its caller. `documents`: the note is issued and its documents are not stored yet,
+ * and no documents job was enqueued for them: the caller (the wiring: documents are a later layer) stores them at
+ * once, before the job completes, so a crash in between makes the job's next attempt find the note issued and answer
+ * `documents` again (`documentsLeftByIssueJob`). The documents job's hop (enqueue, fetch, read, complete) was a
+ * large share of an issued note's statements.
+ */
+export type IssueJobEnd = 'documents' | 'done';
+
+/**
+ * An issued note whose documents are not all stored (none, or the XML only) and have not failed for good: what an
+ * issue job that stopped before its documents leaves (`IssueJobEnd`). Storing them again is harmless: each step
+ * does only what is missing.
+ */
+export function documentsLeftByIssueJob(invoice: InvoiceRow): boolean {
+  return invoice.status === 'issued' && invoice.documentsStatus !== 'complete' && invoice.documentsStatus !== 'failed';
+}
+
+/**
+ * Records what the government answered to a submission or a poll; `documents` as in `finishIssued` (`caller`:
+ * answers `documents` when the note was issued).
+ */
 export async function recordOutcome(
   ctx: AppContext,
   invoiceId: string,
   job: JobContext,
   outcome: Outcome<IssuedDocument>,
   stage: string,
-): Promise<void> {
+  documents: 'job' | 'caller' = 'job',
+): Promise<IssueJobEnd> {
   switch (outcome.kind) {
     case 'ok':
-      await finishIssued(ctx, invoiceId, outcome.value);
-      return;
+      await finishIssued(ctx, invoiceId, outcome.value, documents);
+      return documents === 'caller' ? 'documents' : 'done';
     case 'rejected':
       await ctx.db.update(invoices).set({ transmission: 'done' }).where(eq(invoices.id, invoiceId));
       await finishError(ctx, invoiceId, outcome);
-      return;
+      return 'done';
     case 'pending':
       await ctx.db
         .update(invoices)
         .set({ transmission: 'pending', protocol: outcome.protocol, updatedAt: new Date() })
         .where(eq(invoices.id, invoiceId));
       await schedulePoll(ctx, invoiceId, 1, outcome.retryAfterMs);
-      return;
+      return 'done';
     default:
-      return giveUpOrRetry(ctx, invoiceId, job, outcome, stage);
+      await giveUpOrRetry(ctx, invoiceId, job, outcome, stage);
+      return 'done';
   }
 }
 

@@ -21,7 +21,10 @@ export async function runPollJob(ctx: AppContext, invoiceId: string, poll: numbe
   const protocol = invoice.protocol!;
   const document = { id: invoice.declarationId ?? '', xml: invoice.declarationXml ?? '' };
   const outcome = await engine.poll(protocol, document, connection);
-  if (outcome.kind !== 'pending') return recordOutcome(ctx, invoiceId, job, outcome, `poll ${poll}`);
+  if (outcome.kind !== 'pending') {
+    await recordOutcome(ctx, invoiceId, job, outcome, `poll ${poll}`);
+    return;
+  }
   if (poll >= POLL_MAX) {
     await finishError(ctx, invoiceId, {
       errorCode: 'PROTOCOL_UNRESOLVED',

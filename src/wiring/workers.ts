@@ -17,7 +17,9 @@ import { work } from './exhausted.ts';
  */
 export async function registerWorkers(ctx: AppContext): Promise<() => Promise<void>> {
   const n = ctx.config.workerConcurrency;
-  await work(ctx, 'invoice.issue', n, (data, job) => runIssueJob(ctx, data.invoiceId, job));
+  await work(ctx, 'invoice.issue', n, async (data, job) => {
+    if ((await runIssueJob(ctx, data.invoiceId, job)) === 'documents') await storeDocumentsNow(ctx, data.invoiceId);
+  });
   await work(ctx, 'invoice.poll', n, (data, job) => runPollJob(ctx, data.invoiceId, data.poll, job));
   await work(ctx, 'invoice.cancel', n, (data, job) => runCancelJob(ctx, data.invoiceId, job));
   // rendering a PDF is CPU work (~25-60 ms): a few at a time, so issuing (the status customers wait for)
@@ -52,6 +54,26 @@ async function registerWebhookWorkers(ctx: AppContext): Promise<() => Promise<vo
     throw err;
   }
   return () => poller.stop();
+}
+
+/**
+ * The documents of a note the issue job just issued, stored by the issue job's attempt itself (`IssueJobEnd`): the
+ * steps of the documents job, run at once. A step that throws (storage down) hands the note to the documents job,
+ * with its retries and its on-exhausted step; so do the test hooks that make that job fail or hang.
+ */
+async function storeDocumentsNow(ctx: AppContext, invoiceId: string): Promise<void> {
+  const data = { invoiceId, kind: 'emission' } as const;
+  const hooked = [...ctx.config.testFaults, ...ctx.config.testHangs].includes('invoice.documents');
+  if (!hooked) {
+    try {
+      await runDocumentsJob(ctx, data, { id: 'inline', retryCount: 0, isLastAttempt: false });
+      return;
+    } catch (err) {
+      ctx.logger.warn({ invoiceId, err }, 'documents not stored with the issue: handed to the documents job');
+    }
+  }
+  await ctx.queue.send('invoice.documents', data);
+  ctx.queue.wake('invoice.documents');
 }
 
 const HOUSEKEEPING_EVERY_MS = 10 * 60_000;
