@@ -151,6 +151,25 @@ describe('documents of an issued invoice', () => {
     expect((await t.request('GET', `/invoices/${invoiceId}/xml`, { key: p.apiKey })).status).toBe(302);
   });
 
+  it('an issue attempt that stopped after issuing, before the documents: its next attempt stores them', async () => {
+    const id = await issue();
+    await waitForStatus(t, p.apiKey, id, complete);
+    // the row as finishIssued leaves it when the process dies before the documents (the issue job not completed)
+    await t.service.ctx.db
+      .update(invoices)
+      .set({ xmlKey: null, pdfKey: null, documentsCached: false, documentsStatus: null })
+      .where(eq(invoices.id, id));
+    const pending = await t.request('GET', `/invoices/${id}/status`, { key: p.apiKey });
+    expect(pending.body).toMatchObject({ status: 'issued', documentStatus: null, documentsCached: false });
+    // pg-boss hands the job out again (expiry of the dead worker's attempt): the same payload
+    await t.service.ctx.queue.send('invoice.issue', { invoiceId: id });
+    t.service.ctx.queue.wake('invoice.issue');
+    const again = await waitForStatus(t, p.apiKey, id, complete);
+    expect(again).toMatchObject({ status: 'issued', documentsCached: true, numeroNfse: pending.body.numeroNfse });
+    expect(again.xmlUrl).toMatch(/-nfse\.xml$/);
+    expect(again.pdfUrl).toMatch(/-danfse\.pdf$/);
+  });
+
   it('answers 422 PDF_UNAVAILABLE when the renderer cannot produce the PDF', async () => {
     const id = await issue();
     await waitForStatus(t, p.apiKey, id, complete);
