@@ -22,6 +22,8 @@ const READY_CACHE_MS = 10_000;
 
 export class CertificateStore {
   private readonly cache = new Map<string, A1Certificate>();
+  /** the parses in flight, by certificate row id */
+  private readonly opening = new Map<string, Promise<LoadedCertificate>>();
   private readonly ready = new Map<string, { until: number; validUntil: number }>();
 
   /** the active certificate's id and expiry per project, read for every note (db/table-changes.ts) */
@@ -96,30 +98,41 @@ export class CertificateStore {
         message: `The A1 certificate expired on ${row.validUntil.toISOString()}`,
       };
     }
-    let cert = this.cache.get(row.id);
-    if (!cert) {
-      const [sealed] = await this.db
-        .select({ pfxSealed: certificates.pfxSealed, passwordSealed: certificates.passwordSealed })
-        .from(certificates)
-        .where(eq(certificates.id, row.id))
-        .limit(1);
-      if (!sealed) return { ok: false, code: 'CERTIFICATE_MISSING', message: 'The project has no A1 certificate' };
-      try {
-        const pfx = openSecret(Buffer.from(sealed.pfxSealed, 'base64'), this.masterKey);
-        const password = openSecret(Buffer.from(sealed.passwordSealed, 'base64'), this.masterKey).toString('utf8');
-        const parsed = readPkcs12(pfx, password, now);
-        if (!parsed.ok) return { ok: false, code: 'CERTIFICATE_UNREADABLE', message: parsed.error.message };
-        cert = parsed.value;
-      } catch (err) {
-        return {
-          ok: false,
-          code: 'CERTIFICATE_UNREADABLE',
-          message: `The stored certificate cannot be opened: ${(err as Error).message}`,
-        };
-      }
-      if (this.cache.size > 1000) this.cache.clear();
-      this.cache.set(row.id, cert);
+    const cert = this.cache.get(row.id);
+    if (cert) return { ok: true, certificate: cert, id: row.id };
+    // the jobs that start together (a worker's first batch) wait for one parse instead of each making its own
+    let opening = this.opening.get(row.id);
+    if (!opening) {
+      opening = this.open(row.id, now).finally(() => this.opening.delete(row.id));
+      this.opening.set(row.id, opening);
     }
-    return { ok: true, certificate: cert, id: row.id };
+    return opening;
+  }
+
+  /** Reads, decrypts and parses a certificate row (node-forge: ~100 ms), and keeps the parsed certificate. */
+  private async open(id: string, now: Date): Promise<LoadedCertificate> {
+    const [sealed] = await this.db
+      .select({ pfxSealed: certificates.pfxSealed, passwordSealed: certificates.passwordSealed })
+      .from(certificates)
+      .where(eq(certificates.id, id))
+      .limit(1);
+    if (!sealed) return { ok: false, code: 'CERTIFICATE_MISSING', message: 'The project has no A1 certificate' };
+    let cert: A1Certificate;
+    try {
+      const pfx = openSecret(Buffer.from(sealed.pfxSealed, 'base64'), this.masterKey);
+      const password = openSecret(Buffer.from(sealed.passwordSealed, 'base64'), this.masterKey).toString('utf8');
+      const parsed = readPkcs12(pfx, password, now);
+      if (!parsed.ok) return { ok: false, code: 'CERTIFICATE_UNREADABLE', message: parsed.error.message };
+      cert = parsed.value;
+    } catch (err) {
+      return {
+        ok: false,
+        code: 'CERTIFICATE_UNREADABLE',
+        message: `The stored certificate cannot be opened: ${(err as Error).message}`,
+      };
+    }
+    if (this.cache.size > 1000) this.cache.clear();
+    this.cache.set(id, cert);
+    return { ok: true, certificate: cert, id };
   }
 }

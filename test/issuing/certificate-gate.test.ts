@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CertificateStore } from '../../src/certificates/store.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { invoiceBody, onboardProject, TAKER, waitForInvoice } from '../support/onboarding.ts';
 
@@ -68,5 +69,18 @@ describe('issuing needs a valid certificate', () => {
       t.service.ctx.now = realNow;
     }
     expect(await spent(p.orgToken, p.projectId)).toEqual(before);
+  });
+
+  it('jobs that start together share one parse of the certificate', async () => {
+    const p = await onboardProject(t);
+    // a fresh store over the running service's database: nothing parsed yet
+    const fresh = new CertificateStore(t.service.ctx.db, t.service.ctx.config.masterKey);
+    const loaded = await Promise.all(Array.from({ length: 8 }, () => fresh.forProject(p.projectId)));
+    expect(loaded.every((l) => l.ok)).toBe(true);
+    const parsed = new Set(loaded.map((l) => (l.ok ? l.certificate : null)));
+    expect(parsed.size).toBe(1);
+    // and a later read takes the parsed one
+    const later = await fresh.forProject(p.projectId);
+    expect(later.ok && parsed.has(later.certificate)).toBe(true);
   });
 });
