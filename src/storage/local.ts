@@ -28,7 +28,27 @@ export interface LocalStorageOptions {
 const TYPE_SUFFIX = '.~type';
 const TEMP_SUFFIX = '.~tmp';
 
-/** Filesystem storage: the embedded default. Writes are atomic (temporary file + rename). */
+/**
+ * The content types the service stores, by the extension of their keys: a document of one of these is stored without
+ * a type file (two files, a temporary one and a rename, for every document), and read back with this type.
+ */
+const TYPE_OF_EXTENSION: Record<string, string> = {
+  '.xml': 'application/xml; charset=utf-8',
+  '.pdf': 'application/pdf',
+  '.png': 'image/png',
+  '.jpg': 'image/jpeg',
+  '.webp': 'image/webp',
+};
+
+function typeOfExtension(key: string): string | undefined {
+  const dot = key.lastIndexOf('.');
+  return dot < 0 ? undefined : TYPE_OF_EXTENSION[key.slice(dot).toLowerCase()];
+}
+
+/**
+ * Filesystem storage: the embedded default. Writes are atomic (temporary file + rename). A content type other than
+ * the one its key's extension implies (`TYPE_OF_EXTENSION`) is kept in a file beside the document.
+ */
 export function createLocalStorage(options: LocalStorageOptions): DocumentStorage {
   const root = resolve(options.rootDir);
 
@@ -56,7 +76,8 @@ export function createLocalStorage(options: LocalStorageOptions): DocumentStorag
       const path = pathOf(key);
       await mkdir(dirname(path), { recursive: true });
       // The type is written first so that a reader who sees the document also sees its type.
-      await writeAtomically(path + TYPE_SUFFIX, contentType || DEFAULT_CONTENT_TYPE);
+      const type = contentType || DEFAULT_CONTENT_TYPE;
+      if (type !== typeOfExtension(key)) await writeAtomically(path + TYPE_SUFFIX, type);
       await writeAtomically(path, body);
     },
 
@@ -69,7 +90,7 @@ export function createLocalStorage(options: LocalStorageOptions): DocumentStorag
         if (isMissing(error)) return null;
         throw error;
       }
-      let contentType = DEFAULT_CONTENT_TYPE;
+      let contentType = typeOfExtension(key) ?? DEFAULT_CONTENT_TYPE;
       try {
         contentType = (await readFile(path + TYPE_SUFFIX, 'utf8')).trim() || DEFAULT_CONTENT_TYPE;
       } catch (error) {

@@ -176,11 +176,24 @@ describe('local driver', () => {
     expect(existsSync(outside)).toBe(true);
   });
 
-  it('writes atomically: no temporary files remain, and the content type sits beside the file', async () => {
+  it('writes atomically: no temporary files remain; a type other than the extension says sits beside the file', async () => {
     const key = newDocumentKey(PROJECT, 'nfse.pdf');
     await local.put(key, Buffer.from('%PDF-'), 'application/pdf');
-    const dir = join(docsDir, key, '..');
-    expect(readdirSync(dir).sort()).toEqual(['nfse.pdf', 'nfse.pdf.~type']);
+    expect(readdirSync(join(docsDir, key, '..'))).toEqual(['nfse.pdf']);
+    expect((await local.get(key))?.contentType).toBe('application/pdf');
+    const xml = newDocumentKey(PROJECT, 'nfse.xml');
+    await local.put(xml, Buffer.from('<NFSe/>'), 'application/xml; charset=utf-8');
+    expect(readdirSync(join(docsDir, xml, '..'))).toEqual(['nfse.xml']);
+    expect((await local.get(xml))?.contentType).toBe('application/xml; charset=utf-8');
+    // another type than the extension's, or no known extension: the type file keeps it
+    const odd = newDocumentKey(PROJECT, 'notes.pdf');
+    await local.put(odd, Buffer.from('plain'), 'text/plain');
+    expect(readdirSync(join(docsDir, odd, '..')).sort()).toEqual(['notes.pdf', 'notes.pdf.~type']);
+    expect((await local.get(odd))?.contentType).toBe('text/plain');
+    const bare = newDocumentKey(PROJECT, 'blob');
+    await local.put(bare, Buffer.from('x'), 'application/pdf');
+    expect(readdirSync(join(docsDir, bare, '..')).sort()).toEqual(['blob', 'blob.~type']);
+    expect((await local.get(bare))?.contentType).toBe('application/pdf');
   });
 
   it('removes the empty directories of a deleted key but keeps the root', async () => {
