@@ -1,4 +1,4 @@
-import { and, eq, getTableColumns, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
 import { type loadProjectRow, loadProjectRowShared } from '../db/repositories/project-profile.ts';
 import { loadInvoiceRow, loadInvoiceWithProject } from '../db/repositories/invoices.ts';
@@ -62,20 +62,32 @@ async function load(ctx: AppContext, invoiceId: string): Promise<InvoiceRow | nu
 }
 
 /**
- * What a step's write reads back: the invoice's columns but the three large ones, which no longer change once a note
- * is issued (the request, the declaration and the NFS-e XML: the step keeps them from the row it read), and the base
- * of the organization's document URLs for its event (a round trip of its own before).
+ * What a step's write reads back: the columns another job may change while this one runs (a cancellation, another
+ * documents job) and those its event names, plus the base of the organization's document URLs (a round trip of its
+ * own before). The rest of the row does not change once a note is issued: the step keeps it from the row it read.
+ * (Drizzle builds the statement at each call inside a transaction, in proportion to the columns it names.)
  */
-const { request: _request, declarationXml: _declaration, nfseXml: _nfse, ...CHANGING } = getTableColumns(invoices);
 const WRITTEN = {
-  ...CHANGING,
+  id: invoices.id,
+  projectId: invoices.projectId,
+  orgId: invoices.orgId,
+  status: invoices.status,
+  cancelledAt: invoices.cancelledAt,
+  cancelXml: invoices.cancelXml,
+  cancelXmlKey: invoices.cancelXmlKey,
+  xmlKey: invoices.xmlKey,
+  pdfKey: invoices.pdfKey,
+  documentsStatus: invoices.documentsStatus,
+  documentsCached: invoices.documentsCached,
+  documentsErrorCode: invoices.documentsErrorCode,
+  updatedAt: invoices.updatedAt,
   storageBaseUrl: sql<
     string | null
   >`(select ${organizations.storageBaseUrlActive} from ${organizations} where ${organizations.id} = ${invoices.orgId})`,
 };
 
-/** The row after a step's write: what the write read back over what the step read (see `WRITTEN`). */
-function afterWrite(row: InvoiceRow, written: Omit<InvoiceRow, 'request' | 'declarationXml' | 'nfseXml'>): InvoiceRow {
+/** The row after a step's write: what the write read back (`WRITTEN`) over what the step read. */
+function afterWrite(row: InvoiceRow, written: Partial<InvoiceRow>): InvoiceRow {
   return { ...row, ...written };
 }
 
