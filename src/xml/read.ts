@@ -3,6 +3,7 @@ import { DOMParser, XMLSerializer } from '@xmldom/xmldom';
 /**
  * The XML reader of the service (the sandbox keeps parsers of its own, on purpose): one DOM parser
  * (`parseXmlDocument`) and read-only helpers over its tree that match elements by local name (namespace-agnostic).
+ * The helpers also read the trees of `light-read.ts` (the hot readers' faster parser).
  */
 
 /** A message of the parser: `warning`, `error` or `fatalError` (the document could not be read). */

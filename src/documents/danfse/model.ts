@@ -16,7 +16,8 @@ import {
   sumDecimals,
 } from './format.ts';
 import { isValidAccessKey } from '../../xml/access-key.ts';
-import { child, children, findDescendant, parseXml, text, withoutSignatures } from '../../xml/read.ts';
+import { parseXmlLight } from '../../xml/light-read.ts';
+import { child, children, findDescendant, text, withoutSignatures } from '../../xml/read.ts';
 
 /**
  * The DANFSe v2.0 view model: every value already formatted for display (pt-BR), `-` for an absent value.
@@ -507,7 +508,7 @@ function readTributosAproximados(infDps: Element): string | null {
  */
 export function buildDanfseModel(nfseXml: string): DanfseModelResult {
   if (isAbrasfNfse(nfseXml)) return buildAbrasfDanfseModel(nfseXml);
-  const parsed = parseXml(withoutSignatures(nfseXml));
+  const parsed = parseXmlLight(withoutSignatures(nfseXml));
   if (!parsed.ok) return { ok: false, code: 'DANFSE_INVALID_XML', message: parsed.message };
   const inf = findDescendant(parsed.root, 'infNFSe');
   if (!inf) return { ok: false, code: 'DANFSE_INVALID_XML', message: 'not an NFS-e XML: no infNFSe element' };

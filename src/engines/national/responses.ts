@@ -1,4 +1,5 @@
-import { findDescendant, parseXml, text, withoutSignatures } from '../../xml/read.ts';
+import { parseXmlLight } from '../../xml/light-read.ts';
+import { findDescendant, text, withoutSignatures } from '../../xml/read.ts';
 import { gunzipBase64 } from '../../xml/transport-encoding.ts';
 import { transportFailure } from '../kit/engine.ts';
 import type { HttpAnswer } from '../kit/http-client.ts';
@@ -65,7 +66,7 @@ export function classifyFailure(res: Extract<HttpAnswer, { kind: 'response' }>):
 export function issuedFromNfseXml(xml: string, fallbackKey: string | null, ambiente: 1 | 2): IssuedDocument | null {
   // the signatures (two, each with its certificate) are most of the text and nothing is read from them: the parse
   // without them takes a third of the time
-  const parsed = parseXml(withoutSignatures(xml));
+  const parsed = parseXmlLight(withoutSignatures(xml));
   const inf = parsed.ok ? findDescendant(parsed.root, 'infNFSe') : null;
   const idAttr = /^NFS(\d{50})$/.exec(inf?.getAttribute('Id') ?? '')?.[1] ?? null;
   const chave = idAttr ?? fallbackKey;
