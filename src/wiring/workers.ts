@@ -22,8 +22,8 @@ export async function registerWorkers(ctx: AppContext): Promise<() => Promise<vo
   });
   await work(ctx, 'invoice.poll', n, (data, job) => runPollJob(ctx, data.invoiceId, data.poll, job));
   await work(ctx, 'invoice.cancel', n, (data, job) => runCancelJob(ctx, data.invoiceId, job));
-  // rendering a PDF is CPU work (~25-60 ms): a few at a time, so issuing (the status customers wait for)
-  // keeps the CPU; documents follow a little later
+  // the documents of a note the issue job issued are stored by that job (storeDocumentsNow); this queue takes the
+  // rest (notes issued by a poll, cancelled notes, a failed first attempt): PDF rendering is CPU work, a few at a time
   const documents = Math.max(1, Math.min(4, Math.ceil(n / 16)));
   await work(ctx, 'invoice.documents', documents, (data, job) => runDocumentsJob(ctx, data, job));
   await work(ctx, 'domain.verify', 2, (data) => runDomainVerification(ctx, data));
