@@ -21,7 +21,8 @@ const CLOCK_MARGIN_MS = 60_000;
  *   3. reconcile: when a previous attempt may have reached the government (`transmission = sending`), ask it
  *      first and only resend when it has nothing; never issue twice;
  *   4. send and record the outcome; an asynchronous answer (`pending`) records its protocol at once and hands
- *      the invoice to `invoice.poll`: a declaration whose protocol is known is never sent again.
+ *      the invoice to `invoice.poll`: a declaration whose protocol is known is never sent again;
+ *   5. issued: answers `documents`, and the caller stores them before the job completes (`IssueJobEnd`).
  */
 export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobContext): Promise<IssueJobEnd> {
   const subject = await loadJobSubject(ctx, invoiceId, {
