@@ -7,15 +7,13 @@ import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
 import { documentUrl } from '../invoices/views.ts';
 import type { JobPayloads } from '../jobs/catalogue.ts';
 import type { JobContext } from '../jobs/queue.ts';
-import { newDocumentKey } from '../storage/types.ts';
+import { newDocumentKey, PDF_CONTENT_TYPE, XML_CONTENT_TYPE } from '../storage/types.ts';
 import type { DanfseTemplate, RenderDanfseResult } from './danfse/render.ts';
 import { pdfSourceOf } from './pdf-source.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
 type ProjectRow = NonNullable<Awaited<ReturnType<typeof loadProjectRow>>>;
 
-const XML_TYPE = 'application/xml; charset=utf-8';
-const PDF_TYPE = 'application/pdf';
 const TEMPLATES: readonly DanfseTemplate[] = ['padrao', 'retrato_logo', 'paisagem_logo'];
 /** File name of the DANFSe of a cancelled note: its key says which version a stored PDF is. */
 const CANCELLED_PDF_SUFFIX = '-danfse-cancelada.pdf';
@@ -162,7 +160,7 @@ function documentName(row: InvoiceRow): string {
 
 async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
   const key = newDocumentKey(row.projectId, `${documentName(row)}-nfse.xml`);
-  await ctx.storage.put(key, Buffer.from(row.nfseXml!, 'utf8'), XML_TYPE);
+  await ctx.storage.put(key, Buffer.from(row.nfseXml!, 'utf8'), XML_CONTENT_TYPE);
   const won = await ctx.db.transaction(async (tx) => {
     const [updated] = await tx
       .update(invoices)
@@ -202,7 +200,7 @@ async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
 
 async function storeCancelXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
   const key = newDocumentKey(row.projectId, `${documentName(row)}-cancelamento.xml`);
-  await ctx.storage.put(key, Buffer.from(row.cancelXml!, 'utf8'), XML_TYPE);
+  await ctx.storage.put(key, Buffer.from(row.cancelXml!, 'utf8'), XML_CONTENT_TYPE);
   const [updated] = await ctx.db
     .update(invoices)
     .set({ cancelXmlKey: key, updatedAt: new Date() })
@@ -224,7 +222,7 @@ async function storePdf(ctx: AppContext, row: InvoiceRow, project: ProjectRow | 
   }
   const cancelled = row.status === 'cancelled';
   const key = newDocumentKey(row.projectId, `${documentName(row)}${cancelled ? CANCELLED_PDF_SUFFIX : '-danfse.pdf'}`);
-  await ctx.storage.put(key, rendered.pdf, PDF_TYPE);
+  await ctx.storage.put(key, rendered.pdf, PDF_CONTENT_TYPE);
   const previous = row.pdfKey;
   const won = await ctx.db.transaction(async (tx) => {
     const [updated] = await tx

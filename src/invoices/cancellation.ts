@@ -4,7 +4,7 @@ import { storageBaseUrlOf } from '../db/repositories/invoices.ts';
 import { invoices } from '../db/schema.ts';
 import type { CancellationRecord } from '../engines/types.ts';
 import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
-import { newDocumentKey } from '../storage/types.ts';
+import { newDocumentKey, XML_CONTENT_TYPE } from '../storage/types.ts';
 import { documentUrl } from './views.ts';
 
 type InvoiceRow = typeof invoices.$inferSelect;
@@ -81,7 +81,7 @@ export async function finishCancelled(ctx: AppContext, invoiceId: string, record
   const key = record.xml
     ? newDocumentKey(current.projectId, `${current.accessKey ?? invoiceId}-cancelamento.xml`)
     : null;
-  if (key) await ctx.storage.put(key, Buffer.from(record.xml, 'utf8'), 'application/xml; charset=utf-8');
+  if (key) await ctx.storage.put(key, Buffer.from(record.xml, 'utf8'), XML_CONTENT_TYPE);
   const applied = await ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(invoices)

@@ -8,7 +8,9 @@ import {
   IMMUTABLE_CACHE_CONTROL,
   InvalidStorageKeyError,
   joinPublicUrl,
+  PDF_CONTENT_TYPE,
   storageKeyProblem,
+  XML_CONTENT_TYPE,
 } from './types.ts';
 
 export interface LocalStorageOptions {
@@ -33,8 +35,8 @@ const TEMP_SUFFIX = '.~tmp';
  * a type file (two files, a temporary one and a rename, for every document), and read back with this type.
  */
 const TYPE_OF_EXTENSION: Record<string, string> = {
-  '.xml': 'application/xml; charset=utf-8',
-  '.pdf': 'application/pdf',
+  '.xml': XML_CONTENT_TYPE,
+  '.pdf': PDF_CONTENT_TYPE,
   '.png': 'image/png',
   '.jpg': 'image/jpeg',
   '.webp': 'image/webp',

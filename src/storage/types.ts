@@ -72,3 +72,7 @@ export function joinPublicUrl(baseUrl: string, key: string): string {
 
 export const IMMUTABLE_CACHE_CONTROL = 'public, max-age=31536000, immutable';
 export const DEFAULT_CONTENT_TYPE = 'application/octet-stream';
+
+/** The content types of the documents the service stores (the local storage infers them from the key's extension). */
+export const XML_CONTENT_TYPE = 'application/xml; charset=utf-8';
+export const PDF_CONTENT_TYPE = 'application/pdf';
