@@ -23,8 +23,8 @@ export interface JobSubject {
 
 /**
  * The one skeleton of the invoice jobs (issue, poll, cancel): load the invoice (returning null when the job has
- * nothing left to do), its project and its certificate (db/repositories/invoices.ts), and pick its engine. A missing project or certificate ends
- * the job through `refuse`, which records the refusal where that job records it.
+ * nothing left to do), its project and its certificate (`loadInvoiceWithProject`), and pick its engine. A missing
+ * project or certificate ends the job through `refuse`, which records the refusal where that job records it.
  */
 export async function loadJobSubject(
   ctx: AppContext,

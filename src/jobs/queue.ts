@@ -226,8 +226,8 @@ export class JobQueue {
     const policy = this.policy(name);
     // on PGlite the jobs share the API's thread: they are started one by one as slots free, so that no group of
     // jobs' synchronous work (build, sign, validate) runs between two reads of the sockets (bench/intake: p99 280 and
-    // 312 ms in two of three runs when they started in fours, 81-92 ms one by one)
-    const refillAt = this.embedded ? 1 : undefined;
+    // 312 ms in two of three runs when they started in fours, 81-99 ms one by one)
+    const refillAt = this.embedded ? 1 : Math.max(1, Math.min(4, Math.floor(concurrency / 8)));
     const loop = new WorkerLoop(
       concurrency,
       async () => {
@@ -266,8 +266,7 @@ export class JobQueue {
         }
         return jobs.length === 0 ? 'empty' : jobs.length < wanted ? 'fetched' : 'full';
       },
-      undefined,
-      refillAt,
+      { refillAt },
     );
     this.loops.set(name, loop);
     loop.start();
@@ -305,7 +304,7 @@ export class JobQueue {
         }
         return jobs.length > 0 ? 'fetched' : 'empty';
       },
-      5_000,
+      { maxIdleMs: 5_000 },
     );
     this.loops.set(queue, loop);
     loop.start();
@@ -352,23 +351,24 @@ class WorkerLoop {
   private wakeUp: (() => void) | null = null;
   private readonly idle = new Set<Promise<void>>();
   private static readonly POLL_MS = 500;
-  /** free slots that make a fetch worthwhile while the queue has more: an eighth of them, between 1 and 4 */
+  /** free slots that make a fetch worthwhile while the queue has more (`work`: an eighth of them, 1 to 4) */
   private readonly refillAt: number;
+  private readonly maxIdleMs: number;
   /** the last fetch filled every free slot: the queue may hold more */
   private backlog = false;
 
   /**
-   * `maxIdleMs`: an empty queue is polled again after 0.5 s, then less and less often (doubling) up to this: jobs
+   * `maxIdleMs` (2 s unless given): an empty queue is polled again after 0.5 s, then less and less often (doubling) up to this: jobs
    * enqueued by this process wake the loop at once (`wake`), so the polls only pick up jobs of other processes and
    * delayed retries; on the embedded database every poll is a query on the service's own event loop.
    */
   constructor(
     private readonly slots: number,
     private readonly fetchAndRun: () => Promise<'full' | 'fetched' | 'empty' | 'error'>,
-    private readonly maxIdleMs = 2_000,
-    refillAt?: number,
+    options: { maxIdleMs?: number; refillAt?: number } = {},
   ) {
-    this.refillAt = refillAt ?? Math.max(1, Math.min(4, Math.floor(slots / 8)));
+    this.maxIdleMs = options.maxIdleMs ?? 2_000;
+    this.refillAt = options.refillAt ?? 1;
   }
 
   get free(): number {
