@@ -43,9 +43,9 @@ export interface Database {
  * WebAssembly memory, in the service process, and PostgreSQL touches all of them at start: with the cluster's 128 MB
  * that memory grew from PGlite's initial 128 MB to 189 MB, 155 MB of it resident at the peak of bench/intake.ts; with
  * 64 MB, 87 MB of it was resident already when idle; with 16 MB, 35 MB (peak RSS of bench/intake.ts 3 32 pglite:
- * 358-393 MB against 407 MB with 64 MB, same CPU per note). The embedded database of one company stays small, and a
- * page missed in the buffers is read from the operating system's cache of the data directory. The WAL buffers stay at
- * 4 MB.
+ * 358-393 MB against 407 MB with 64 MB, same CPU per note relative to the sandbox's). A page missed in the buffers is
+ * read from the data directory, which the operating system caches, as PostgreSQL itself relies on. The WAL buffers
+ * stay at 4 MB.
  */
 const EMBEDDED_SETTINGS = ['shared_buffers=16MB', 'wal_buffers=4MB'];
 
