@@ -1,4 +1,4 @@
-import { getMunicipalities } from '@brazilian-utils/brazilian-utils';
+import { getMunicipalities } from '@brazilian-utils/brazilian-utils/get-municipalities';
 
 export interface Municipality {
   code: string;

@@ -1,4 +1,6 @@
-import { isValidCnpj, isValidCpf } from '@brazilian-utils/brazilian-utils';
+// the functions' own modules: the package's index loads every helper it has (about 2 MB of code the process keeps)
+import { isValidCnpj } from '@brazilian-utils/brazilian-utils/is-valid-cnpj';
+import { isValidCpf } from '@brazilian-utils/brazilian-utils/is-valid-cpf';
 
 /** Strips the mask of a CNPJ/CPF/CEP-like value: keeps digits (and the letters of alphanumeric CNPJs). */
 export function onlyDigits(value: string): string {
