@@ -10,7 +10,8 @@
  * NFSE_MEMORY_TRACE (src/main.ts: every 250 ms a line of process.memoryUsage() and the embedded database's WebAssembly
  * memory), and the sample of highest RSS is split into the WebAssembly memory (its size: RSS counts the pages touched),
  * the rest of `external`, the V8 heap (committed, and used) and the rest (the node binary, compiled code, malloc'd
- * native memory, stacks). Every note accepted stays in flight until the drain issues it: the default 8 seconds accept
+ * native memory, stacks; RSS minus the others, so below zero when the untouched part of the external memory, the
+ * WebAssembly memories' mostly, outweighs it: /proc/<pid>/smaps tells the resident pages). Every note accepted stays in flight until the drain issues it: the default 8 seconds accept
  * about 10,000-12,000 notes on each setting on the 2-core box (1,200-1,500 req/s), five times the issue's 2,000 of the RSS
  * goal, and the drain takes minutes (issuing runs at 40-60 notes/s); `bench/intake.ts 2` stays near 2,000.
  *
@@ -159,8 +160,9 @@ async function measure(setting: string): Promise<Figures> {
     if (setting === 'postgres-single') env.NFSE_SINGLE_PROCESS = '1';
   }
   const t0 = performance.now();
-  // BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", refused in NODE_OPTIONS): the command npm start
-  // runs, started directly with those flags — a profiling aid; the figures are npm start's without it.
+  // BENCH_NODE_FLAGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof", refused in NODE_OPTIONS): node scripts/run.mjs
+  // src/main.ts started directly with those flags instead of npm start's own (its memory settings, package.json) —
+  // a profiling and comparison aid; the figures are npm start's without it.
   const nodeFlags = process.env.BENCH_NODE_FLAGS?.split(' ').filter(Boolean);
   const npm: ChildProcess = nodeFlags
     ? spawn(process.execPath, [...nodeFlags, 'scripts/run.mjs', 'src/main.ts'], {
@@ -377,7 +379,14 @@ printTable('Issuing those notes end to end (issued with the PDF stored), per set
 ]);
 const mb = (bytes: number) => fmt(bytes / 2 ** 20);
 printTable('The service process at its highest sampled RSS (memory trace every 250 ms), MB', [
-  ['setting', 'RSS', 'PGlite WebAssembly memory', 'other external', 'V8 heap total (used)', 'rest'],
+  [
+    'setting',
+    'RSS',
+    'PGlite WebAssembly memory (size)',
+    'other external',
+    'V8 heap total (used)',
+    'rest (RSS − the others)',
+  ],
   ...results.map((r) => {
     const m = r.memoryAtPeak;
     if (!m) return [r.setting, 'no trace', '', '', '', ''];
