@@ -11,7 +11,9 @@
  * memory), and the sample of highest RSS is split into the WebAssembly memory (its size: RSS counts the pages touched),
  * the rest of `external`, the V8 heap (committed, and used) and the rest (the node binary, compiled code, malloc'd
  * native memory, stacks; RSS minus the others, so below zero when the untouched part of the external memory, the
- * WebAssembly memories' mostly, outweighs it: /proc/<pid>/smaps tells the resident pages). Every note accepted stays in flight until the drain issues it: the default 8 seconds accept
+ * WebAssembly memories' mostly, outweighs it); and the resident pages themselves, by kind, at the highest of the
+ * service process's /proc/<pid>/smaps samples taken every second (`proc-memory.ts`: WebAssembly memories, malloc,
+ * mapped files, other anonymous memory). Every note accepted stays in flight until the drain issues it: the default 8 seconds accept
  * about 10,000-12,000 notes on each setting on the 2-core box (1,200-1,500 req/s), five times the issue's 2,000 of the RSS
  * goal, and the drain takes minutes (issuing runs at 40-60 notes/s); `bench/intake.ts 2` stays near 2,000.
  *
@@ -39,6 +41,7 @@ import {
   startChild,
   waitForHttp,
 } from './lib.ts';
+import { type ResidentBreakdown, watchResidentPeak } from './proc-memory.ts';
 
 const SECONDS = Number(process.argv[2] ?? 8);
 const CONNECTIONS = Number(process.argv[3] ?? 32);
@@ -105,6 +108,8 @@ interface Figures {
   workerPeakRss: number | null;
   /** the service process's sample of highest RSS in its memory trace (null if it wrote none) */
   memoryAtPeak: MemorySample | null;
+  /** the service process's resident pages by kind at its highest sample (/proc/<pid>/smaps every second) */
+  residentAtPeak: ResidentBreakdown | null;
   errors: number;
 }
 
@@ -211,6 +216,7 @@ async function measure(setting: string): Promise<Figures> {
     const servicePids = [service.pid, ...workers.map((w) => w.pid)];
     const serviceCpu = () => servicePids.reduce((sum, pid) => sum + cpuSeconds(pid), 0);
     const cpu0 = { service: serviceCpu(), sandbox: cpuSeconds(sandbox.pid), api: cpuSeconds(service.pid) };
+    const resident = watchResidentPeak(service.pid);
     const started = performance.now();
     const ids: string[] = [];
     const intake = await load({
@@ -229,6 +235,7 @@ async function measure(setting: string): Promise<Figures> {
     const { errors } = await waitIssued(origin, key, ids);
     const seconds = (performance.now() - started) / 1000;
     const cpu1 = { service: serviceCpu(), sandbox: cpuSeconds(sandbox.pid) };
+    const residentAtPeak = resident.stop();
     return {
       setting,
       healthyMs,
@@ -244,6 +251,7 @@ async function measure(setting: string): Promise<Figures> {
       peakRss: peakRssMb(service.pid),
       workerPeakRss: workers.length > 0 ? peakRssMb(workers[0]!.pid) : null,
       memoryAtPeak: memoryAtPeak(memoryTrace, service.pid),
+      residentAtPeak,
       errors,
     };
   } finally {
@@ -401,3 +409,21 @@ printTable('The service process at its highest sampled RSS (memory trace every 2
     ];
   }),
 ]);
+printTable(
+  'The service process at its highest resident total (/proc/<pid>/smaps every second, bench/proc-memory.ts), MB',
+  [
+    [
+      'setting',
+      'resident',
+      'WebAssembly memories',
+      'malloc (heap, arenas)',
+      'mapped files (node, libraries)',
+      'other anonymous (V8 heap, code, stacks)',
+    ],
+    ...results.map((r) => {
+      const b = r.residentAtPeak;
+      if (!b) return [r.setting, 'no sample', '', '', '', ''];
+      return [r.setting, mb(b.total), mb(b.wasm), mb(b.malloc), mb(b.files), mb(b.otherAnonymous)];
+    }),
+  ],
+);
