@@ -1,10 +1,8 @@
 import { Type } from 'typebox';
 import { invoicePath, invoiceStatusPath } from '../api-paths.ts';
 import type { AppContext } from '../context.ts';
-import type { invoices } from '../db/schema.ts';
+import type { InvoiceStatusRow } from '../db/repositories/invoices.ts';
 import { WarningListSchema } from '../domain/warnings.ts';
-
-type InvoiceRow = typeof invoices.$inferSelect;
 
 export const InvoiceStatusSchema = Type.Object(
   {
@@ -100,7 +98,7 @@ export function documentUrl(ctx: AppContext, key: string | null, storageBaseUrl:
   return ctx.storage.publicUrl(key, storageBaseUrl);
 }
 
-export function invoiceStatusView(ctx: AppContext, row: InvoiceRow, storageBaseUrl: string | null) {
+export function invoiceStatusView(ctx: AppContext, row: InvoiceStatusRow, storageBaseUrl: string | null) {
   const issued = row.status === 'issued' || row.status === 'cancelled';
   const base = invoicePath(row.id);
   const view: Record<string, unknown> = {

@@ -24,6 +24,76 @@ export async function findProjectInvoice(db: DbOrTx, projectId: string, invoiceI
   return row ?? null;
 }
 
+/**
+ * The columns of an invoice's status (`invoiceStatusView`, spec 2.8): the row without the request, the XML documents
+ * and the other large columns, which the status never shows. The status is what clients poll every few seconds, and
+ * on the embedded database every column read is copied out of PGlite and parsed on the service's one thread.
+ */
+const STATUS_COLUMNS = {
+  id: invoices.id,
+  status: invoices.status,
+  referencia: invoices.referencia,
+  batchId: invoices.batchId,
+  engine: invoices.engine,
+  createdAt: invoices.createdAt,
+  updatedAt: invoices.updatedAt,
+  serie: invoices.serie,
+  declarationNumber: invoices.declarationNumber,
+  documentsCached: invoices.documentsCached,
+  warnings: invoices.warnings,
+  documentsStatus: invoices.documentsStatus,
+  documentsErrorCode: invoices.documentsErrorCode,
+  protocol: invoices.protocol,
+  accessKey: invoices.accessKey,
+  verificationCode: invoices.verificationCode,
+  numeroNfse: invoices.numeroNfse,
+  emittedAt: invoices.emittedAt,
+  ambiente: invoices.ambiente,
+  xmlKey: invoices.xmlKey,
+  pdfKey: invoices.pdfKey,
+  errorCode: invoices.errorCode,
+  errorMessage: invoices.errorMessage,
+  errors: invoices.errors,
+  cancelledAt: invoices.cancelledAt,
+  cancelXmlKey: invoices.cancelXmlKey,
+  cancellationStatus: invoices.cancellationStatus,
+  cancelRequestedAt: invoices.cancelRequestedAt,
+  cancelMotivo: invoices.cancelMotivo,
+  cancelErrorCode: invoices.cancelErrorCode,
+  cancelErrorMessage: invoices.cancelErrorMessage,
+};
+
+/** What an invoice's status shows of its row. */
+export type InvoiceStatusRow = Pick<InvoiceRow, keyof typeof STATUS_COLUMNS>;
+
+/**
+ * An invoice of this project as its status shows it, with the base of its organization's document URLs (one
+ * statement; a full row and a second round trip before), or null (another project's invoice is never returned).
+ */
+export async function findProjectInvoiceStatus(
+  db: DbOrTx,
+  projectId: string,
+  invoiceId: string,
+): Promise<{ row: InvoiceStatusRow; storageBaseUrl: string | null } | null> {
+  if (!UUID.test(invoiceId)) return null;
+  const [found] = await prepared(db, 'project_invoice_status', (d) =>
+    d
+      .select({
+        ...STATUS_COLUMNS,
+        storageBaseUrl: sql<
+          string | null
+        >`(select ${organizations.storageBaseUrlActive} from ${organizations} where ${organizations.id} = ${invoices.orgId})`,
+      })
+      .from(invoices)
+      .where(and(eq(invoices.id, sql.placeholder('invoiceId')), eq(invoices.projectId, sql.placeholder('projectId'))))
+      .limit(1)
+      .prepare('project_invoice_status'),
+  ).execute({ invoiceId, projectId });
+  if (!found) return null;
+  const { storageBaseUrl, ...row } = found;
+  return { row, storageBaseUrl };
+}
+
 /** An invoice by its id, or null (the jobs' read of their subject). */
 export async function loadInvoiceRow(db: DbOrTx, invoiceId: string) {
   const [row] = await prepared(db, 'invoice_by_id', (d) =>

@@ -1,4 +1,4 @@
-import { findProjectInvoice, storageBaseUrlOf } from '../../../db/repositories/invoices.ts';
+import { findProjectInvoiceStatus } from '../../../db/repositories/invoices.ts';
 import { InvoiceStatusSchema, invoiceStatusView } from '../../../invoices/views.ts';
 import { projectPrincipal, requireProject } from '../../auth.ts';
 import { notFound } from '../../errors.ts';
@@ -55,9 +55,9 @@ export const getInvoiceStatusRoute: RouteModule = (app, ctx) => {
     },
     async (request) => {
       const principal = projectPrincipal(request);
-      const row = await findProjectInvoice(ctx.db, principal.projectId, request.params.id);
-      if (!row) throw notFound('invoice');
-      return invoiceStatusView(ctx, row, await storageBaseUrlOf(ctx.db, principal.orgId)) as never;
+      const found = await findProjectInvoiceStatus(ctx.db, principal.projectId, request.params.id);
+      if (!found) throw notFound('invoice');
+      return invoiceStatusView(ctx, found.row, found.storageBaseUrl) as never;
     },
   );
 };
