@@ -50,19 +50,19 @@ const WORKER_NICE = 10;
  * On the embedded database the API, the job workers and PGlite share this one process, and its V8 heap was the
  * largest part of its peak RSS (bench/intake.ts, 2,000 notes in flight: 308 MB committed for 75 MB live after a full
  * collection): with no heap limit below 2 GB, V8 lets the old space grow to up to 4 times what survived the last full
- * collection. This process starts from `npm start` with no flags of its own, and V8 reads this growing factor
- * whenever it sets the next limit, so it is set here at run time: 1.3, the factor V8 itself applies under a small
- * heap limit, with no limit (a cap would need node flags at launch, and could run out of heap). An operator's own heap
- * flags (NODE_OPTIONS or node flags) win.
+ * collection. V8 reads this growing factor whenever it sets the next limit, so it is set here at run time (`npm
+ * start` gives node only the young generation's size and the malloc setting, package.json): 1.3, the factor V8 itself
+ * applies under a small heap limit, with no limit (a cap could run out of heap). An operator's own heap flags
+ * (NODE_OPTIONS or node flags) win.
  */
 const EMBEDDED_HEAP_GROWING_PERCENT = 30;
 /**
  * PGlite's WebAssembly (PostgreSQL, about 9 MB of code) is compiled by V8's baseline compiler (Liftoff) at start and
  * then, function by function as they get hot, again by its optimizing compiler (TurboFan) on background threads.
  * That second compilation held 60-90 MB of memory in the process: its working memory in malloc arenas, which glibc
- * keeps, and the second copy of the code. On the embedded database this process stays on the baseline code
- * (`--liftoff-only`, read by V8 when a module is compiled, so set here before PGlite loads; `--no-wasm-tier-up` is
- * ignored under V8's dynamic tiering, measured). bench/intake.ts measured the same CPU per issued note and the same
+ * keeps, and the second copy of the code. On the embedded database this process stays on the baseline code, for
+ * libxml2-wasm's validator too (`--liftoff-only`, read by V8 when a module is compiled, so set here before PGlite
+ * loads; `--no-wasm-tier-up` is ignored under V8's dynamic tiering, measured). bench/intake.ts measured the same CPU per issued note and the same
  * issuing rate either way, a faster start, and a peak RSS 30-45 MB lower. An operator's own WebAssembly flags win.
  */
 if (!config.databaseUrl) {

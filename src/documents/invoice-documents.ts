@@ -1,8 +1,8 @@
 import { and, eq, isNull, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
 import { type loadProjectRow, loadProjectRowShared } from '../db/repositories/project-profile.ts';
-import { loadInvoiceRow, loadInvoiceWithProject } from '../db/repositories/invoices.ts';
-import { invoices, organizations } from '../db/schema.ts';
+import { invoiceStorageBaseUrl, loadInvoiceRow, loadInvoiceWithProject } from '../db/repositories/invoices.ts';
+import { invoices } from '../db/schema.ts';
 import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
 import { documentUrl } from '../invoices/views.ts';
 import type { JobPayloads } from '../jobs/catalogue.ts';
@@ -79,9 +79,7 @@ const WRITTEN = {
   documentsCached: invoices.documentsCached,
   documentsErrorCode: invoices.documentsErrorCode,
   updatedAt: invoices.updatedAt,
-  storageBaseUrl: sql<
-    string | null
-  >`(select ${organizations.storageBaseUrlActive} from ${organizations} where ${organizations.id} = ${invoices.orgId})`,
+  storageBaseUrl: invoiceStorageBaseUrl,
 };
 
 /** The row after a step's write: what the write read back (`WRITTEN`) over what the step read. */

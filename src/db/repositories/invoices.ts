@@ -25,6 +25,14 @@ export async function findProjectInvoice(db: DbOrTx, projectId: string, invoiceI
 }
 
 /**
+ * The base of an invoice's document URLs, as a column of a statement on `invoices`: its organization's verified
+ * white-label domain, or null (the default base).
+ */
+export const invoiceStorageBaseUrl = sql<
+  string | null
+>`(select ${organizations.storageBaseUrlActive} from ${organizations} where ${organizations.id} = ${invoices.orgId})`;
+
+/**
  * The columns of an invoice's status (`invoiceStatusView`, spec 2.8): the row without the request, the XML documents
  * and the other large columns, which the status never shows. The status is what clients poll every few seconds, and
  * on the embedded database every column read is copied out of PGlite and parsed on the service's one thread.
@@ -80,9 +88,7 @@ export async function findProjectInvoiceStatus(
     d
       .select({
         ...STATUS_COLUMNS,
-        storageBaseUrl: sql<
-          string | null
-        >`(select ${organizations.storageBaseUrlActive} from ${organizations} where ${organizations.id} = ${invoices.orgId})`,
+        storageBaseUrl: invoiceStorageBaseUrl,
       })
       .from(invoices)
       .where(and(eq(invoices.id, sql.placeholder('invoiceId')), eq(invoices.projectId, sql.placeholder('projectId'))))
