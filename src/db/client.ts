@@ -10,6 +10,7 @@ import type { Db as QueueDb } from 'pg-boss';
 import { fromPglite } from 'pg-boss';
 import { claimEmbeddedDataDir } from './embedded-dir.ts';
 import { type TableChanges, watchEmbeddedTableChanges } from './table-changes.ts';
+import { withNamedStatements } from './pglite-statements.ts';
 import { withForegroundPriority } from './priority.ts';
 import * as schema from './schema.ts';
 
@@ -81,9 +82,12 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
   // the embedded engine (~70 MB of WASM) is loaded only in embedded mode, while a first start's copy finishes
   const engine = Promise.all([import('@electric-sql/pglite'), import('drizzle-orm/pglite')]);
   let client: PGlite;
+  let pgliteModule: typeof import('@electric-sql/pglite');
   let drizzlePglite: typeof import('drizzle-orm/pglite')['drizzle'];
   try {
-    const [[{ PGlite: PGliteEngine }, drizzleModule]] = await Promise.all([engine, seeded]);
+    const [[engineModule, drizzleModule]] = await Promise.all([engine, seeded]);
+    const PGliteEngine = engineModule.PGlite;
+    pgliteModule = engineModule;
     drizzlePglite = drizzleModule.drizzle;
     mkdirSync(dir, { recursive: true });
     client = await PGliteEngine.create(dir, {
@@ -101,7 +105,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
     release();
     throw err;
   }
-  const prioritized = withForegroundPriority(client);
+  const prioritized = withForegroundPriority(withNamedStatements(client, pgliteModule));
   const db = drizzlePglite(prioritized, { schema }) as unknown as Db;
   let closed = false;
   return {
