@@ -3,8 +3,9 @@ import { and, eq, lt, sql, TransactionRollbackError } from 'drizzle-orm';
 import { invoiceStatusPath } from '../api-paths.ts';
 import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/client.ts';
+import { insertQueuedInvoices, type QueuedInvoice } from '../db/repositories/invoices.ts';
 import { consumeCredits } from '../db/repositories/organizations.ts';
-import { batches, idempotencyKeys, invoices } from '../db/schema.ts';
+import { batches, idempotencyKeys } from '../db/schema.ts';
 import type { Warning } from '../domain/warnings.ts';
 
 /**
@@ -68,7 +69,7 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
       if (!(await consumeCredits(tx, orgId, items[i]!.drafts.length))) results[i] = { ok: false, reason: 'credits' };
     }
   }
-  const rows: (typeof invoices.$inferInsert)[] = [];
+  const rows: QueuedInvoice[] = [];
   const newBatches: (typeof batches.$inferInsert)[] = [];
   for (const [i, a] of items.entries()) {
     if (!results[i]!.ok) continue;
@@ -80,7 +81,6 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
         orgId: a.orgId,
         batchId: a.batch?.id ?? null,
         batchIndex: d.batchIndex ?? null,
-        status: 'queued',
         engine: a.engine,
         referencia: d.referencia,
         request: d.request,
@@ -91,10 +91,10 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
   }
   if (newBatches.length > 0) await tx.insert(batches).values(newBatches);
   if (rows.length > 0) {
-    await tx.insert(invoices).values(rows);
+    await insertQueuedInvoices(tx, rows);
     await ctx.queue.insert(
       'invoice.issue',
-      rows.map((r) => ({ invoiceId: r.id! })),
+      rows.map((r) => ({ invoiceId: r.id })),
       { tx },
     );
   }

@@ -100,6 +100,41 @@ export async function findProjectInvoiceStatus(
   return { row, storageBaseUrl };
 }
 
+/** What intake writes of a new invoice; every other column takes its default. */
+export interface QueuedInvoice {
+  id: string;
+  projectId: string;
+  orgId: string;
+  batchId: string | null;
+  batchIndex: number | null;
+  engine: string;
+  referencia: string | null;
+  request: unknown;
+  warnings: unknown[];
+  ambiente: number;
+}
+
+/**
+ * Inserts accepted invoices (status `queued`) in one statement. Written as SQL over the columns intake sets: drizzle's
+ * insert builder walks every column of the table for every row (about 85 µs of the API's CPU per invoice, against 10
+ * here), and intake runs it for every request.
+ */
+export async function insertQueuedInvoices(tx: DbOrTx, rows: QueuedInvoice[]): Promise<void> {
+  // PostgreSQL takes at most 65,535 parameters in a statement: 10 per row
+  for (let start = 0; start < rows.length; start += INSERT_ROWS_PER_STATEMENT) {
+    const values = rows
+      .slice(start, start + INSERT_ROWS_PER_STATEMENT)
+      .map(
+        (r) =>
+          sql`(${r.id}, ${r.projectId}, ${r.orgId}, ${r.batchId}, ${r.batchIndex}, 'queued', ${r.engine}, ${r.referencia}, ${JSON.stringify(r.request)}::jsonb, ${r.ambiente}, ${JSON.stringify(r.warnings)}::jsonb)`,
+      );
+    await tx.execute(sql`insert into ${invoices} (id, project_id, org_id, batch_id, batch_index, status, engine,
+      referencia, request, ambiente, warnings) values ${sql.join(values, sql`, `)}`);
+  }
+}
+
+const INSERT_ROWS_PER_STATEMENT = 5000;
+
 /** An invoice by its id, or null (the jobs' read of their subject). */
 export async function loadInvoiceRow(db: DbOrTx, invoiceId: string) {
   const [row] = await prepared(db, 'invoice_by_id', (d) =>
