@@ -57,7 +57,8 @@ describe('named statements on PGlite', () => {
     const at = new Date('2026-01-02T03:04:05.678Z');
     for (let i = 0; i < 3; i++) expect((await db.query(update, [null, at, ID])).affectedRows).toBe(1);
     expect((await db.query(update, [null, at, '22222222-2222-4222-8222-222222222222'])).affectedRows).toBe(0);
-    const row = (await db.query<{ name: string | null; at: Date; n: number }>('select name, at, n from items')).rows[0]!;
+    const row = (await db.query<{ name: string | null; at: Date; n: number }>('select name, at, n from items'))
+      .rows[0]!;
     expect(row).toEqual({ name: null, at, n: 3 });
   });
 
@@ -71,7 +72,8 @@ describe('named statements on PGlite', () => {
     const fresh = '44444444-4444-4444-8444-444444444444';
     expect((await db.query(insert, [fresh, '{}'])).affectedRows).toBe(1);
     // a text PostgreSQL cannot parse is refused both times, and never kept
-    for (let i = 0; i < 2; i++) await expect(db.query('selec 1 where $1', [1])).rejects.toMatchObject({ code: '42601' });
+    for (let i = 0; i < 2; i++)
+      await expect(db.query('selec 1 where $1', [1])).rejects.toMatchObject({ code: '42601' });
   });
 
   it('runs inside transactions: committed together, rolled back together, an error aborting the transaction', async () => {
