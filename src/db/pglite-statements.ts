@@ -53,10 +53,13 @@ function concat(parts: Uint8Array[]): Uint8Array {
   return out;
 }
 
-/** PostgreSQL refuses to reuse a named statement whose result columns changed (a table altered since). */
+/**
+ * A named statement that cannot be used any more: PostgreSQL refuses to reuse one whose result columns changed (a
+ * table altered since), and one that a `DEALLOCATE` removed no longer exists.
+ */
 function isStalePlan(err: unknown): boolean {
   const { code, message } = (err ?? {}) as { code?: string; message?: string };
-  return code === '0A000' && /cached plan/.test(message ?? '');
+  return (code === '0A000' && /cached plan/.test(message ?? '')) || code === '26000';
 }
 
 /** The PGlite instance with `query` (and `query` inside `transaction`) on named statements. */

@@ -141,12 +141,25 @@ describe('named statements on PGlite', () => {
     expect((await db.query(read, [1])).rows).toEqual([{ id: 1, a: 'x', b: 'y' }]);
   });
 
+  it('prepares again the statements a DEALLOCATE removed', async () => {
+    const read = 'select count(*)::int as n from items where n >= $1';
+    await db.query(read, [0]);
+    const before = (await db.query<{ n: number }>(read, [0])).rows[0]!.n;
+    await raw.exec('deallocate all');
+    expect((await db.query<{ n: number }>(read, [0])).rows[0]!.n).toBe(before);
+    expect(await prepared()).toHaveLength(1);
+  });
+
   it('keeps at most 256 named statements; further texts use PGlite’s own path', async () => {
-    for (let i = 0; i < 300; i++) {
-      const text = `select $1::int + ${i} as v`;
+    const twice = async (text: string, expected: number) => {
       await db.query(text, [1]);
-      expect((await db.query<{ v: number }>(text, [1])).rows[0]!.v).toBe(1 + i);
-    }
-    expect((await prepared()).length).toBe(256);
+      expect((await db.query<{ v: number }>(text, [1])).rows[0]!.v).toBe(expected);
+    };
+    for (let i = 0; i < 300; i++) await twice(`select $1::int + ${i} as v`, 1 + i);
+    const kept = (await prepared()).length;
+    expect(kept).toBeGreaterThan(200); // the earlier tests' statements count too (some deallocated above)
+    expect(kept).toBeLessThanOrEqual(256);
+    for (let i = 0; i < 10; i++) await twice(`select $1::int - ${i} as v`, 1 - i);
+    expect((await prepared()).length).toBe(kept);
   });
 });
