@@ -13,7 +13,8 @@ import type { PGlite, QueryOptions, Results, Transaction } from '@electric-sql/p
  * Everything else is PGlite's: its locks (the call runs under the same transaction and query locks as its own
  * `query`), its protocol serializer and result parser, its error objects (a refusal keeps its SQLSTATE `code`), its
  * notifications (LISTEN, db/table-changes.ts) and its file sync. A call with options this path does not cover (a blob,
- * parameter types) and any text once the statement cache is full go through PGlite's own `query`.
+ * parameter types), a text longer than MAX_TEXT_LENGTH and any new text once the statement cache is full go through
+ * PGlite's own `query`.
  */
 
 type PgliteModule = Pick<typeof import('@electric-sql/pglite'), 'protocol' | 'parse'>;
@@ -41,7 +42,12 @@ interface Statement {
 /** Named statements kept (each holds its plan in the embedded database's memory). */
 const MAX_STATEMENTS = 256;
 /** Texts seen once are remembered up to this many, then forgotten together. */
-const MAX_SEEN = 4096;
+const MAX_SEEN = 1024;
+/**
+ * Longer texts go through PGlite's own path: the service's repeated statements are shorter, and a long text that
+ * varies (a statement built per call with many values) would only fill the memory kept here.
+ */
+const MAX_TEXT_LENGTH = 8192;
 
 function concat(parts: Uint8Array[]): Uint8Array {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -72,7 +78,7 @@ export function withNamedStatements(client: PGlite, pglite: PgliteModule): PGlit
 
   /** Whether this call goes through a named statement (false: PGlite's own path). */
   function named(text: string, options: QueryOptions | undefined): boolean {
-    if (options?.blob || options?.paramTypes) return false;
+    if (options?.blob || options?.paramTypes || text.length > MAX_TEXT_LENGTH) return false;
     if (statements.has(text)) return true;
     if (statements.size >= MAX_STATEMENTS) return false;
     if (seen.has(text)) return true;

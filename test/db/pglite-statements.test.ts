@@ -52,6 +52,27 @@ describe('named statements on PGlite', () => {
     expect(rows[0]!.at).toBeInstanceOf(Date);
   });
 
+  it('binds arrays, of uuids, numbers with nulls, text and JSON, as PGlite does', async () => {
+    await raw.exec('create table arrays (id uuid, n int, s text, doc jsonb)');
+    const insert = `insert into arrays select * from unnest($1::uuid[], $2::int[], $3::text[], $4::jsonb[])`;
+    const ids = ['55555555-5555-4555-8555-555555555555', '66666666-6666-4666-8666-666666666666'];
+    const docs = [JSON.stringify({ q: 'a "b" \\ c', list: [1, null] }), '[]'];
+    const before = (await prepared()).length;
+    for (let i = 0; i < 3; i++) await db.query(insert, [ids, [i, null], ['x, {y}', null], docs]);
+    expect((await prepared()).length).toBe(before + 1); // the second and third went through the named statement
+    const rows = (await db.query('select * from arrays order by n nulls last, id')).rows;
+    expect(rows).toHaveLength(6);
+    expect(rows[0]).toEqual({ id: ids[0], n: 0, s: 'x, {y}', doc: { q: 'a "b" \\ c', list: [1, null] } });
+    expect(rows.at(-1)).toEqual({ id: ids[1], n: null, s: null, doc: [] });
+  });
+
+  it('leaves long texts to PGlite', async () => {
+    const long = `select $1::int as v -- ${'x'.repeat(9000)}`;
+    const before = (await prepared()).length;
+    for (let i = 0; i < 3; i++) expect((await db.query<{ v: number }>(long, [i])).rows[0]!.v).toBe(i);
+    expect((await prepared()).length).toBe(before);
+  });
+
   it('counts affected rows, binds nulls and dates, and answers statements without rows', async () => {
     const update = 'update items set name = $1, at = $2, n = n + 1 where id = $3';
     const at = new Date('2026-01-02T03:04:05.678Z');
