@@ -116,7 +116,7 @@ export interface QueuedInvoice {
 
 /**
  * Inserts accepted invoices (status `queued`) in one statement. Written as SQL over the columns intake sets: drizzle's
- * insert builder walks every column of the table for every row (about 85 µs of the API's CPU per invoice, against 10
+ * insert builder walks every column of the table for every row (about 85 µs of the API's CPU per invoice, against 5
  * here), and intake runs it for every request. The rows travel as one array per column (`unnest`), so the text is the
  * same for any number of rows: PostgreSQL parses it once per connection, and on the embedded database it is one named
  * statement (db/pglite-statements.ts) instead of one text per group size.
