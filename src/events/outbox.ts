@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.ts';
 import { events, webhookDeliveries, webhookEndpoints } from '../db/schema.ts';
 
@@ -96,8 +96,27 @@ export async function recordEvent<T extends EventType>(
   return { id, deliveries };
 }
 
+/**
+ * The statement part that writes an event whose row is known only inside the statement, for a change made without a
+ * transaction (`with changed as (update … returning …)`): `from` names the statement's rows the event is written for
+ * (none: no event), `projectId` and `invoiceId` are expressions over them, and `data` is the event's data as JSON, an
+ * expression too (a value the change read can be merged in with `||`). The insert is the one `recordEvent` makes, the
+ * event's time the database's. It writes no deliveries: use it only where `subscribedExists` was false in the same
+ * statement's snapshot (the deliveries of a subscribed project are written with the event, by `recordEvent`).
+ */
+export function insertEventFrom(from: SQL, event: { type: EventType; projectId: SQL; invoiceId: SQL; data: SQL }): SQL {
+  return sql`insert into ${events} (id, project_id, type, data, invoice_id, batch_id, dispatched_at)
+    select ${randomUUID()}, ${event.projectId}, ${event.type}, ${event.data}, ${event.invoiceId}, null, now()
+    from ${from}`;
+}
+
+/** Whether an active endpoint of the project (an expression) is subscribed to the event type, as a SQL boolean. */
+export function subscribedExists(projectId: SQL, type: EventType): SQL {
+  return sql`exists (select 1 from ${webhookEndpoints} where ${subscribed(projectId, type)})`;
+}
+
 /** The active endpoints of a project subscribed to an event type. */
-function subscribed(projectId: string, type: string) {
+function subscribed(projectId: string | SQL, type: string) {
   return and(
     eq(webhookEndpoints.projectId, projectId),
     eq(webhookEndpoints.active, true),

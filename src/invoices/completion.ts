@@ -3,7 +3,7 @@ import type { AppContext } from '../context.ts';
 import type { Tx } from '../db/client.ts';
 import { batches, invoices } from '../db/schema.ts';
 import type { GovernmentError, IssuedDocument } from '../engines/types.ts';
-import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
+import { insertEventFrom, recordEvent, subscribedExists, wakeDeliveries } from '../events/outbox.ts';
 import { rememberBreakdownText } from './municipal-parameters.ts';
 
 /** What the completions read back from the invoice they end (not the whole row: its XML documents are large). */
@@ -60,23 +60,95 @@ export async function finishIssued(
   issued: IssuedDocument,
   documents: 'job' | 'caller' = 'job',
 ): Promise<void> {
+  const alone = documents === 'caller' ? await finishIssuedAlone(ctx, invoiceId, issued) : 'transaction';
+  if (alone === 'transaction') await finishIssuedInTransaction(ctx, invoiceId, issued, documents);
+  // the municipality's text of the breakdown (xTribMun), which the ADN API does not publish (GET /codigos)
+  await rememberBreakdownText(ctx, issued.ambiente, issued.xml);
+  if (documents === 'job') ctx.queue.wake('invoice.documents');
+  wakeDeliveries();
+}
+
+/** The columns an issued note's row takes, as `finishIssued` writes them. */
+function issuedColumns(issued: IssuedDocument) {
+  return {
+    status: 'issued',
+    transmission: 'done',
+    accessKey: issued.chave,
+    numeroNfse: issued.numero,
+    verificationCode: issued.verificationCode ?? null,
+    ...(issued.protocol ? { protocol: issued.protocol } : {}),
+    emittedAt: issued.emittedAt,
+    nfseXml: issued.xml,
+    errorCode: null,
+    errorMessage: null,
+    errors: null,
+    updatedAt: new Date(),
+  } as const;
+}
+
+/** The data of `nfse.issued` but its `referencia`, which is the row's. */
+function issuedEventData(invoiceId: string, issued: IssuedDocument) {
+  return {
+    invoiceId,
+    chNFSe: issued.chave,
+    nNFSe: issued.numero,
+    ...(issued.verificationCode ? { codigoVerificacao: issued.verificationCode } : {}),
+  };
+}
+
+/**
+ * The issue job's own completion (`documents: 'caller'`) in one statement: the row's change and its `nfse.issued`
+ * event, with no transaction around them (its BEGIN, the event's insert and its COMMIT were three of the dozen round
+ * trips of an issued note). It applies where nothing else follows from the change: no active endpoint of the project
+ * is subscribed to `nfse.issued` (its deliveries are written with the event: `recordEvent`) and the note is no
+ * batch's (the batch's completion locks the batch row). The answer: `changed`; `ended` (the note is no longer queued
+ * or processing: nothing to do, as in the transaction); `transaction` (one of the two applies: nothing was written).
+ */
+async function finishIssuedAlone(
+  ctx: AppContext,
+  invoiceId: string,
+  issued: IssuedDocument,
+): Promise<'changed' | 'ended' | 'transaction'> {
+  const set = issuedColumns(issued);
+  const result = await ctx.db.execute(sql`
+    with target as (
+      select ${invoices.id} as id, ${invoices.projectId} as project_id, ${invoices.referencia} as referencia,
+        ${invoices.status} in ('queued', 'processing') as open,
+        ${invoices.batchId} is null and not ${subscribedExists(sql`${invoices.projectId}`, 'nfse.issued')} as alone
+      from ${invoices} where ${invoices.id} = ${invoiceId}
+    ), changed as (
+      update ${invoices} set status = ${set.status}, transmission = ${set.transmission},
+        access_key = ${set.accessKey}, numero_nfse = ${set.numeroNfse}, verification_code = ${set.verificationCode},
+        protocol = coalesce(${issued.protocol || null}, ${invoices.protocol}), emitted_at = ${set.emittedAt},
+        nfse_xml = ${set.nfseXml}, error_code = null, error_message = null, errors = null, updated_at = ${set.updatedAt}
+      from target
+      where ${invoices.id} = target.id and target.alone and ${invoices.status} in ('queued', 'processing')
+      returning target.id, target.project_id, target.referencia
+    ), event as (${insertEventFrom(sql`changed`, {
+      type: 'nfse.issued',
+      projectId: sql`changed.project_id`,
+      invoiceId: sql`changed.id`,
+      data: sql`${JSON.stringify(issuedEventData(invoiceId, issued))}::jsonb || jsonb_build_object('referencia', changed.referencia)`,
+    })})
+    select (select count(*) from changed)::int as changed, target.open, target.alone from target`);
+  const [row] = (result as unknown as { rows: { changed: number; open: boolean; alone: boolean }[] }).rows;
+  if (!row?.open) return 'ended';
+  if (row.changed > 0) return 'changed';
+  // open but not changed: not alone (a subscribed endpoint, a batch), or ended between the read and the update
+  return row.alone ? 'ended' : 'transaction';
+}
+
+/** `finishIssued` in a transaction: the change, the event and its deliveries, the documents job, the batch. */
+async function finishIssuedInTransaction(
+  ctx: AppContext,
+  invoiceId: string,
+  issued: IssuedDocument,
+  documents: 'job' | 'caller',
+): Promise<void> {
   await ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(invoices)
-      .set({
-        status: 'issued',
-        transmission: 'done',
-        accessKey: issued.chave,
-        numeroNfse: issued.numero,
-        verificationCode: issued.verificationCode ?? null,
-        ...(issued.protocol ? { protocol: issued.protocol } : {}),
-        emittedAt: issued.emittedAt,
-        nfseXml: issued.xml,
-        errorCode: null,
-        errorMessage: null,
-        errors: null,
-        updatedAt: new Date(),
-      })
+      .set(issuedColumns(issued))
       .where(and(eq(invoices.id, invoiceId), inArray(invoices.status, ['queued', 'processing'])))
       .returning(ENDED);
     if (!row) return;
@@ -86,23 +158,13 @@ export async function finishIssued(
         projectId: row.projectId,
         type: 'nfse.issued',
         invoiceId: row.id,
-        data: {
-          invoiceId: row.id,
-          chNFSe: issued.chave,
-          nNFSe: issued.numero,
-          ...(issued.verificationCode ? { codigoVerificacao: issued.verificationCode } : {}),
-          referencia: row.referencia,
-        },
+        data: { ...issuedEventData(row.id, issued), referencia: row.referencia },
       },
       ctx.now(),
     );
     if (documents === 'job') await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'emission' }, { tx });
     await completeBatchIfDone(ctx, tx, row);
   });
-  // the municipality's text of the breakdown (xTribMun), which the ADN API does not publish (GET /codigos)
-  await rememberBreakdownText(ctx, issued.ambiente, issued.xml);
-  if (documents === 'job') ctx.queue.wake('invoice.documents');
-  wakeDeliveries();
 }
 
 /** error: a permanent rejection (or retries exhausted); the government's codes are kept. */
