@@ -51,9 +51,23 @@ export function newInvoiceId(): string {
   return randomUUID();
 }
 
-/** Writes acceptances inside a transaction; returns per-acceptance results (credits may refuse one). */
-async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): Promise<AcceptResult[]> {
-  // credits: one UPDATE per organization for the whole group; one by one only when a hard limit refuses
+/** A group's credits, taken last, were refused (a hard limit): its transaction is rolled back and taken again. */
+class CreditsRefused extends Error {}
+
+/**
+ * Writes acceptances inside a transaction; returns per-acceptance results (credits may refuse one). Credits are one
+ * UPDATE of the organization's row per organization for the whole group, and that row is what concurrent groups of
+ * one organization wait for, from their UPDATE to their COMMIT. `credits: 'last'` takes them after the inserts, right
+ * before the COMMIT, so the next group waits for one statement and the commit instead of the whole transaction; a
+ * refusal then throws `CreditsRefused` (nothing is kept) and the group is written again with `credits: 'first'`,
+ * which takes them before anything is written and, when the group's total is refused, member by member.
+ */
+async function writeAcceptances(
+  ctx: AppContext,
+  tx: Tx,
+  items: Acceptance[],
+  credits: 'first' | 'last',
+): Promise<AcceptResult[]> {
   const results: AcceptResult[] = items.map(() => ({ ok: true }));
   const byOrg = new Map<string, number[]>();
   for (const [i, a] of items.entries()) {
@@ -62,11 +76,15 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
     else byOrg.set(a.orgId, [i]);
   }
   // organizations in one fixed order: two groups in flight never lock the same rows in opposite orders (deadlock)
-  for (const [orgId, indexes] of [...byOrg].sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) {
-    const total = indexes.reduce((n, i) => n + items[i]!.drafts.length, 0);
-    if (await consumeCredits(tx, orgId, total)) continue;
-    for (const i of indexes) {
-      if (!(await consumeCredits(tx, orgId, items[i]!.drafts.length))) results[i] = { ok: false, reason: 'credits' };
+  const orgs = [...byOrg]
+    .sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))
+    .map(([orgId, indexes]) => ({ orgId, indexes, total: indexes.reduce((n, i) => n + items[i]!.drafts.length, 0) }));
+  if (credits === 'first') {
+    for (const { orgId, indexes, total } of orgs) {
+      if (await consumeCredits(tx, orgId, total)) continue;
+      for (const i of indexes) {
+        if (!(await consumeCredits(tx, orgId, items[i]!.drafts.length))) results[i] = { ok: false, reason: 'credits' };
+      }
     }
   }
   const rows: QueuedInvoice[] = [];
@@ -97,6 +115,9 @@ async function writeAcceptances(ctx: AppContext, tx: Tx, items: Acceptance[]): P
       rows.map((r) => ({ invoiceId: r.id })),
       { tx },
     );
+  }
+  if (credits === 'last') {
+    for (const { orgId, total } of orgs) if (!(await consumeCredits(tx, orgId, total))) throw new CreditsRefused();
   }
   return results;
 }
@@ -195,13 +216,13 @@ export class InvoiceIntake {
   }
 
   private async write(group: Pending[]): Promise<AcceptResult[]> {
-    const results = await this.ctx.db.transaction((tx) =>
-      writeAcceptances(
-        this.ctx,
-        tx,
-        group.map((p) => p.acceptance),
-      ),
-    );
+    const items = group.map((p) => p.acceptance);
+    const results = await this.ctx.db
+      .transaction((tx) => writeAcceptances(this.ctx, tx, items, 'last'))
+      .catch((err: unknown) => {
+        if (!(err instanceof CreditsRefused)) throw err;
+        return this.ctx.db.transaction((tx) => writeAcceptances(this.ctx, tx, items, 'first'));
+      });
     this.ctx.queue.wake('invoice.issue');
     return results;
   }
@@ -244,7 +265,7 @@ export class InvoiceIntake {
           if (existing.requestHash !== bodyHash) return { kind: 'mismatch' as const };
           return { kind: 'replay' as const, status: existing.statusCode, body: existing.response };
         }
-        const [result] = await writeAcceptances(this.ctx, tx, [acceptance]);
+        const [result] = await writeAcceptances(this.ctx, tx, [acceptance], 'first');
         if (!result!.ok) {
           tx.rollback();
         }

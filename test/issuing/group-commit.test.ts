@@ -143,4 +143,42 @@ describe('group commit', () => {
       expect(jobs, `job of member ${i}`).toBe(m.valid ? 1 : 0);
     }
   });
+
+  it("accepts a group's members while its organization's hard limit allows, and refuses the rest whole", async () => {
+    // the group's total is refused when its credits are taken (last, before the COMMIT): the group is written again
+    // with its credits taken first, member by member, so exactly the members that fit are accepted, each in full
+    const free = await onboardProject(t, { plan: 'free', cnpj: '11222333000343', rateLimitPerMinute: 600 });
+    await t.service.ctx.db.execute(sql`update organizations set credits_used = 44 where id = ${free.orgId}`);
+    const profile = toFiscalProfile((await loadProjectRow(t.service.ctx.db, free.projectId))!);
+    const intake = new InvoiceIntake(t.service.ctx);
+    // six single notes and a batch of two: 8 credits asked, 6 left (the free plan's limit is 50)
+    const members: Acceptance[] = [1, 1, 2, 1, 1, 1, 1].map((size, m) => ({
+      orgId: free.orgId,
+      projectId: free.projectId,
+      engine: 'national',
+      ambiente: profile.ambiente,
+      drafts: Array.from({ length: size }, (_, i) => ({
+        id: newInvoiceId(),
+        request: invoiceBody({ referencia: `limit-${m}-${i}` }),
+        referencia: `limit-${m}-${i}`,
+        warnings: [],
+      })),
+    }));
+    const results = await Promise.all(members.map((m) => intake.accept(m)));
+    const accepted = members.filter((_, i) => results[i]!.ok);
+    const acceptedNotes = accepted.reduce((n, m) => n + m.drafts.length, 0);
+    expect(results.filter((r) => !r.ok).every((r) => !r.ok && r.reason === 'credits')).toBe(true);
+    expect(acceptedNotes).toBe(6);
+    expect(await count(sql`select credits_used as n from organizations where id = ${free.orgId}`)).toBe(50);
+    expect(await count(sql`select count(*) as n from invoices where org_id = ${free.orgId}`)).toBe(6);
+    for (const [i, m] of members.entries()) {
+      for (const draft of m.drafts) {
+        const rows = await count(sql`select count(*) as n from invoices where id = ${draft.id}`);
+        const jobs = await count(
+          sql`select count(*) as n from pgboss.job where name = 'invoice.issue' and data->>'invoiceId' = ${draft.id}`,
+        );
+        expect([rows, jobs], `member ${i}`).toEqual(results[i]!.ok ? [1, 1] : [0, 0]);
+      }
+    }
+  });
 });
