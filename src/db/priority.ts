@@ -14,10 +14,16 @@ import type { PGlite } from '@electric-sql/pglite';
  */
 
 const marker = new AsyncLocalStorage<true>();
+/**
+ * Whether this process has a gate (an embedded database, `withForegroundPriority`): only then is background work
+ * marked. On PostgreSQL nothing reads the mark, and an AsyncLocalStorage in use costs every promise the process
+ * creates (on Node 20 it installs a promise hook): every request and every job paid for a mark no one read.
+ */
+let marking = false;
 
 /** Runs `work` (and everything it starts: timers, loops, promises) as background database work. */
 export function runInBackground<T>(work: () => T): T {
-  return marker.run(true, work);
+  return marking ? marker.run(true, work) : work();
 }
 
 export function isBackground(): boolean {
@@ -108,6 +114,7 @@ class Gate {
 
 /** The PGlite instance as the application and the job queue see it: background statements go through the gate. */
 export function withForegroundPriority(client: PGlite): PGlite {
+  marking = true;
   const gate = new Gate(BACKGROUND_SLOTS);
   gates.add(gate);
   const gated = new Set<PropertyKey>(['query', 'exec', 'transaction', 'sql']);
