@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
+import { type SQL, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../db/client.ts';
 import { events, webhookDeliveries, webhookEndpoints } from '../db/schema.ts';
 
@@ -115,14 +115,14 @@ export function subscribedExists(projectId: SQL, type: EventType): SQL {
   return sql`exists (select 1 from ${webhookEndpoints} where ${subscribed(projectId, type)})`;
 }
 
-/** The active endpoints of a project subscribed to an event type. */
+/**
+ * The active endpoints of a project (its id, or an expression) subscribed to an event type, as a condition on
+ * `webhook_endpoints`: SQL text with parameters, since it is part of every event's statement (Drizzle's conditions
+ * were rebuilt at every call, column by column).
+ */
 function subscribed(projectId: string | SQL, type: string) {
-  return and(
-    eq(webhookEndpoints.projectId, projectId),
-    eq(webhookEndpoints.active, true),
-    isNull(webhookEndpoints.deletedAt),
-    sql`${webhookEndpoints.events} @> ${JSON.stringify([type])}::jsonb`,
-  );
+  return sql`${webhookEndpoints}.project_id = ${projectId} and ${webhookEndpoints}.active
+    and ${webhookEndpoints}.deleted_at is null and ${webhookEndpoints}.events @> ${JSON.stringify([type])}::jsonb`;
 }
 
 /** Their ids, as a subquery. */

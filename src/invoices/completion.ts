@@ -112,17 +112,16 @@ async function finishIssuedAlone(
   const set = issuedColumns(issued);
   const result = await ctx.db.execute(sql`
     with target as (
-      select ${invoices.id} as id, ${invoices.projectId} as project_id, ${invoices.referencia} as referencia,
-        ${invoices.status} in ('queued', 'processing') as open,
-        ${invoices.batchId} is null and not ${subscribedExists(sql`${invoices.projectId}`, 'nfse.issued')} as alone
-      from ${invoices} where ${invoices.id} = ${invoiceId}
+      select id, project_id, referencia, status in ('queued', 'processing') as open,
+        batch_id is null and not ${subscribedExists(sql`${invoices}.project_id`, 'nfse.issued')} as alone
+      from ${invoices} where id = ${invoiceId}
     ), changed as (
       update ${invoices} set status = ${set.status}, transmission = ${set.transmission},
         access_key = ${set.accessKey}, numero_nfse = ${set.numeroNfse}, verification_code = ${set.verificationCode},
-        protocol = coalesce(${issued.protocol || null}, ${invoices.protocol}), emitted_at = ${set.emittedAt},
+        protocol = coalesce(${issued.protocol || null}, ${invoices}.protocol), emitted_at = ${set.emittedAt},
         nfse_xml = ${set.nfseXml}, error_code = null, error_message = null, errors = null, updated_at = ${set.updatedAt}
       from target
-      where ${invoices.id} = target.id and target.alone and ${invoices.status} in ('queued', 'processing')
+      where ${invoices}.id = target.id and target.alone and ${invoices}.status in ('queued', 'processing')
       returning target.id, target.project_id, target.referencia
     ), event as (${insertEventFrom(sql`changed`, {
       type: 'nfse.issued',

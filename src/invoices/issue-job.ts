@@ -1,4 +1,4 @@
-import { and, eq, sql } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { AppContext } from '../context.ts';
 import { invoices, numbering } from '../db/schema.ts';
 import { checkInvoiceRequest, type InvoiceRequest } from '../domain/invoice-request.ts';
@@ -157,8 +157,8 @@ export async function takeNumber(ctx: AppContext, { invoice, project }: JobSubje
   const now = new Date();
   const result = await ctx.db.execute(sql`
     with target as (
-      select ${invoices.id} from ${invoices}
-      where ${invoices.id} = ${invoice.id} and ${invoices.declarationNumber} is null
+      select id from ${invoices}
+      where id = ${invoice.id} and declaration_number is null
       for update
     ), next as (
       insert into ${numbering} (project_id, kind, last_number)
@@ -168,8 +168,8 @@ export async function takeNumber(ctx: AppContext, { invoice, project }: JobSubje
     )
     update ${invoices} set status = 'processing', serie = ${project.serieNfse},
       declaration_number = next.last_number, updated_at = ${now}
-    from next where ${invoices.id} = ${invoice.id}
-    returning ${invoices.declarationNumber}, ${invoices.serie}`);
+    from next where ${invoices}.id = ${invoice.id}
+    returning ${invoices}.declaration_number, ${invoices}.serie`);
   const [numbered] = (result as unknown as { rows: { declaration_number: string | number; serie: string | null }[] })
     .rows;
   if (numbered) {
@@ -224,18 +224,14 @@ async function prepare(
     }
     throw new RetryLater(prepared.kind === 'pending' ? 'pending while preparing' : prepared.reason);
   }
-  const [saved] = await ctx.db
-    .update(invoices)
-    .set({
-      declarationXml: prepared.value.xml,
-      declarationId: prepared.value.id,
-      transmission: 'sending',
-      attempts: sql`${invoices.attempts} + 1`,
-      updatedAt: new Date(),
-    })
-    .where(and(eq(invoices.id, invoice.id), sql`${invoices.declarationXml} is null`))
-    .returning({ id: invoices.id });
-  if (saved) return { document: prepared.value, markedSending: true };
+  // SQL text with parameters: the update builder rebuilt the statement at every call, column by column
+  const saved = await ctx.db.execute(sql`
+    update ${invoices} set declaration_xml = ${prepared.value.xml}, declaration_id = ${prepared.value.id},
+      transmission = 'sending', attempts = attempts + 1, updated_at = ${new Date()}
+    where id = ${invoice.id} and declaration_xml is null
+    returning id`);
+  if ((saved as unknown as { rows: unknown[] }).rows.length > 0)
+    return { document: prepared.value, markedSending: true };
   // another worker stored one first: send that one
   const [current] = await ctx.db.select().from(invoices).where(eq(invoices.id, invoice.id)).limit(1);
   return current?.declarationXml && current.declarationId
