@@ -1,10 +1,10 @@
-import { and, eq, isNull, sql } from 'drizzle-orm';
+import { and, eq, isNull, type SQL, sql } from 'drizzle-orm';
 import { PgDialect } from 'drizzle-orm/pg-core';
 import type { AppContext } from '../context.ts';
 import { type loadProjectRow, loadProjectRowShared } from '../db/repositories/project-profile.ts';
 import { invoiceStorageBaseUrl, loadInvoiceRow, loadInvoiceWithProject } from '../db/repositories/invoices.ts';
 import { invoices } from '../db/schema.ts';
-import { recordEvent, wakeDeliveries } from '../events/outbox.ts';
+import { type EventData, insertEventFrom, recordEvent, subscribedExists, wakeDeliveries } from '../events/outbox.ts';
 import { documentUrl } from '../invoices/views.ts';
 import type { JobPayloads } from '../jobs/catalogue.ts';
 import type { JobContext } from '../jobs/queue.ts';
@@ -117,7 +117,18 @@ function afterWrite(row: InvoiceRow, written: Partial<InvoiceRow>): InvoiceRow {
  * What a step did: nothing left to do; changed the invoice (with the row as its write left it, when the write
  * returned it, so the next step needs no reload); or lost a race with another job (the row is read again).
  */
-type Step = { kind: 'done' } | { kind: 'changed'; row?: InvoiceRow } | { kind: 'lost-race' };
+type Step =
+  | { kind: 'done' }
+  | { kind: 'changed'; row?: InvoiceRow; storageBaseUrl?: string | null }
+  | { kind: 'lost-race' };
+
+/**
+ * What a step knows of the note's row beyond `InvoiceRow`: the base of its document URLs as last read (undefined when
+ * not read), which its single-statement write checks is still the base.
+ */
+interface Known {
+  storageBaseUrl: string | null | undefined;
+}
 
 const DONE: Step = { kind: 'done' };
 const LOST_RACE: Step = { kind: 'lost-race' };
@@ -151,13 +162,15 @@ export async function runDocumentsJob(
   const first = await loadInvoiceWithProject(ctx.db, ctx.database.changes, data.invoiceId);
   if (first?.project) project = Promise.resolve(first.project);
   let known: InvoiceRow | null = first?.invoice ?? null;
+  const base: Known = { storageBaseUrl: first?.storageBaseUrl };
   if (!known) return;
   for (let pass = 0; pass < 6; pass++) {
     const row = known ?? (await load(ctx, data.invoiceId));
     if (!row || !isIssued(row) || !row.nfseXml) return;
-    const step = await nextStep(ctx, row, projectOf);
+    const step = await nextStep(ctx, row, base, projectOf);
     if (step.kind === 'done') return;
     known = step.kind === 'changed' ? (step.row ?? null) : null;
+    if (step.kind === 'changed' && step.storageBaseUrl !== undefined) base.storageBaseUrl = step.storageBaseUrl;
   }
   throw new Error(`documents of invoice ${data.invoiceId} kept changing under the job; retrying`);
 }
@@ -165,14 +178,17 @@ export async function runDocumentsJob(
 async function nextStep(
   ctx: AppContext,
   row: InvoiceRow,
+  known: Known,
   projectOf: (projectId: string) => Promise<ProjectRow | null>,
 ): Promise<Step> {
-  if (!row.xmlKey) return storeNfseXml(ctx, row);
+  if (!row.xmlKey) return storeNfseXml(ctx, row, known);
   if (row.status === 'cancelled' && row.cancelXml && !row.cancelXmlKey) return storeCancelXml(ctx, row);
   // the PDF is ours to store only where it is rendered here (spec 4.4: portal engines link or proxy it)
   if (!hasCurrentPdf(row)) {
     const project = await projectOf(row.projectId);
-    if (pdfSourceOf(ctx.engines.get(row.engine), row, project).kind === 'local') return storePdf(ctx, row, project);
+    if (pdfSourceOf(ctx.engines.get(row.engine), row, project).kind === 'local') {
+      return storePdf(ctx, row, known, project);
+    }
   }
   return DONE;
 }
@@ -182,9 +198,22 @@ function documentName(row: InvoiceRow): string {
   return row.accessKey ?? (row.numeroNfse ? `nfse-${row.numeroNfse}` : row.id);
 }
 
-async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
+async function storeNfseXml(ctx: AppContext, row: InvoiceRow, known: Known): Promise<Step> {
   const key = newDocumentKey(row.projectId, `${documentName(row)}-nfse.xml`);
   await ctx.storage.put(key, Buffer.from(row.nfseXml!, 'utf8'), XML_CONTENT_TYPE);
+  const alone = await writeWithEventAlone(ctx, row, known, {
+    set: sql`xml_key = ${key}, documents_status = coalesce(nullif(documents_status, 'failed'), 'partial')`,
+    where: sql`xml_key is null`,
+    data: (base) => ({
+      invoiceId: row.id,
+      xmlUrl: documentUrl(ctx, key, base),
+      pdfUrl: documentUrl(ctx, row.pdfKey, base),
+      cancelXmlUrl: documentUrl(ctx, row.cancelXmlKey, base),
+      documentStatus: row.pdfKey ? 'complete' : 'partial',
+      cachedAt: new Date().toISOString(),
+    }),
+  });
+  if (alone !== 'transaction') return stepAfter(ctx, row, key, alone);
   const won = await ctx.db.transaction(async (tx) => {
     const updated = writtenOf(
       await tx.execute(sql`
@@ -212,11 +241,64 @@ async function storeNfseXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
       },
       ctx.now(),
     );
-    return afterWrite(row, written);
+    return { row: afterWrite(row, written), base };
   });
   wakeDeliveries();
   if (!won) await ctx.storage.delete(key).catch(() => undefined);
-  return won ? { kind: 'changed', row: won } : LOST_RACE;
+  return won ? { kind: 'changed', row: won.row, storageBaseUrl: won.base } : LOST_RACE;
+}
+
+/** The base of an invoice's document URLs, as SQL text over `invoices` written once (it is in every step's statement). */
+const BASE_OF_INVOICE = sql.raw(new PgDialect().sqlToQuery(invoiceStorageBaseUrl).sql);
+
+/**
+ * A step's write and its `nfse.documents_ready` in one statement, with no transaction around them (its BEGIN, the
+ * event's insert and its COMMIT were three of the four round trips of a step, six of an issued note's). The event's
+ * data names the document URLs, computed here from what the step read: the statement writes only if that is still so
+ * (the URLs' base, the other document keys), and only where nothing else follows from the event: no active endpoint
+ * of the project is subscribed to it (their deliveries are written with the event, by `recordEvent`). Answers the row
+ * as written; `lost` when the step's own condition no longer holds (another job stored it); `transaction` when the
+ * base is unknown or something above does not hold (nothing was written): the step's transaction then does it all.
+ */
+async function writeWithEventAlone(
+  ctx: AppContext,
+  row: InvoiceRow,
+  known: Known,
+  step: { set: SQL; where: SQL; data: (base: string | null) => EventData['nfse.documents_ready'] },
+): Promise<Written | 'lost' | 'transaction'> {
+  const base = known.storageBaseUrl;
+  if (base === undefined) return 'transaction';
+  const result = await ctx.db.execute(sql`
+    with target as (
+      select ${BASE_OF_INVOICE} is not distinct from ${base}::text
+        and xml_key is not distinct from ${row.xmlKey}::text and pdf_key is not distinct from ${row.pdfKey}::text
+        and cancel_xml_key is not distinct from ${row.cancelXmlKey}::text
+        and not ${subscribedExists(sql`${invoices}.project_id`, 'nfse.documents_ready')} as alone
+      from ${invoices} where id = ${row.id}
+    ), changed as (
+      update ${invoices} set ${step.set}, documents_error_code = null, updated_at = ${new Date()}
+      where id = ${row.id} and ${step.where} and (select alone from target)
+      returning ${RETURNING_WRITTEN}
+    ), event as (${insertEventFrom(sql`changed`, {
+      type: 'nfse.documents_ready',
+      projectId: sql`changed.project_id`,
+      invoiceId: sql`changed.id`,
+      data: sql`${JSON.stringify(step.data(base))}::jsonb`,
+    })})
+    select (select alone from target) as "alone", changed.* from (select 1) as one left join changed on true`);
+  const raw = (result as unknown as { rows: { alone: boolean | null; id: string | null }[] }).rows[0];
+  if (raw?.id) return writtenOf(result)!;
+  return raw?.alone ? 'lost' : 'transaction';
+}
+
+/** The step's answer after `writeWithEventAlone` wrote (or lost): as the transaction's would be. */
+async function stepAfter(ctx: AppContext, row: InvoiceRow, key: string, alone: Written | 'lost'): Promise<Step> {
+  if (alone === 'lost') {
+    await ctx.storage.delete(key).catch(() => undefined);
+    return LOST_RACE;
+  }
+  const { storageBaseUrl, ...written } = alone;
+  return { kind: 'changed', row: afterWrite(row, written), storageBaseUrl };
 }
 
 async function storeCancelXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
@@ -231,7 +313,7 @@ async function storeCancelXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
   return updated ? { kind: 'changed' } : LOST_RACE;
 }
 
-async function storePdf(ctx: AppContext, row: InvoiceRow, project: ProjectRow | null): Promise<Step> {
+async function storePdf(ctx: AppContext, row: InvoiceRow, known: Known, project: ProjectRow | null): Promise<Step> {
   const rendered = await renderInvoicePdf(ctx, row, project);
   if (!rendered.ok) {
     // permanent: the same XML will never render; the documents stay partial and no further event is sent
@@ -245,6 +327,23 @@ async function storePdf(ctx: AppContext, row: InvoiceRow, project: ProjectRow | 
   const key = newDocumentKey(row.projectId, `${documentName(row)}${cancelled ? CANCELLED_PDF_SUFFIX : '-danfse.pdf'}`);
   await ctx.storage.put(key, rendered.pdf, PDF_CONTENT_TYPE);
   const previous = row.pdfKey;
+  // a replaced PDF (the watermarked one of a cancelled note) writes no event: the transaction below
+  const alone =
+    previous !== null
+      ? 'transaction'
+      : await writeWithEventAlone(ctx, row, known, {
+          set: sql`pdf_key = ${key}, documents_cached = true, documents_status = 'complete'`,
+          where: sql`status = ${row.status} and pdf_key is null`,
+          data: (base) => ({
+            invoiceId: row.id,
+            xmlUrl: documentUrl(ctx, row.xmlKey, base),
+            pdfUrl: documentUrl(ctx, key, base),
+            cancelXmlUrl: documentUrl(ctx, row.cancelXmlKey, base),
+            documentStatus: 'complete',
+            cachedAt: new Date().toISOString(),
+          }),
+        });
+  if (alone !== 'transaction') return stepAfter(ctx, row, key, alone);
   const won = await ctx.db.transaction(async (tx) => {
     // "is not distinct from": the PDF it replaces, or none (null)
     const updated = writtenOf(
@@ -257,7 +356,7 @@ async function storePdf(ctx: AppContext, row: InvoiceRow, project: ProjectRow | 
     if (!updated) return null;
     const { storageBaseUrl: base, ...written } = updated;
     // a replaced PDF (the watermarked one of a cancelled note) is not a new documents_ready: at most two (spec 6)
-    if (previous !== null) return afterWrite(row, written);
+    if (previous !== null) return { row: afterWrite(row, written), base };
     await recordEvent(
       tx,
       {
@@ -275,11 +374,11 @@ async function storePdf(ctx: AppContext, row: InvoiceRow, project: ProjectRow | 
       },
       ctx.now(),
     );
-    return afterWrite(row, written);
+    return { row: afterWrite(row, written), base };
   });
   wakeDeliveries();
   if (!won) await ctx.storage.delete(key).catch(() => undefined);
-  return won ? { kind: 'changed', row: won } : LOST_RACE;
+  return won ? { kind: 'changed', row: won.row, storageBaseUrl: won.base } : LOST_RACE;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { copyFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { invoices } from '../../src/db/schema.ts';
+import { invoices, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.ts';
 import { type DnsServer, startDnsServer } from '../support/dns-server.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { type OnboardedProject, onboardProject, waitForInvoice } from '../support/onboarding.ts';
@@ -200,6 +200,33 @@ describe('documents of an issued invoice', () => {
     expect((await t.request('GET', '/invoices/not-a-uuid/pdf', { key: p.apiKey })).status).toBe(404);
     expect((await t.request('GET', `/invoices/${invoiceId}/pdf`)).status).toBe(401);
     expect((await t.request('GET', `/invoices/${invoiceId}/pdf`, { key: p.orgToken })).status).toBe(403);
+  });
+});
+
+describe('documents events of a project with a subscribed endpoint', () => {
+  it('writes each nfse.documents_ready with its delivery, the same events as without one', async () => {
+    // without an endpoint each step writes its row and its event in one statement; with one, in a transaction that
+    // also writes the deliveries (their bodies carry the event's data)
+    const q = await onboardProject(t, { rateLimitPerMinute: 100_000, cnpj: '11222333000262' });
+    await t.service.ctx.db.insert(webhookEndpoints).values({
+      projectId: q.projectId,
+      url: 'https://127.0.0.1:9/hook',
+      events: ['nfse.documents_ready'],
+      secret: 'whsec_documents',
+    });
+    const invoiceId = await issue(q.apiKey);
+    const status = await waitForStatus(t, q.apiKey, invoiceId, complete);
+    const ready = await outboxEvents(t, { invoiceId, type: 'nfse.documents_ready' });
+    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['partial', 'complete']);
+    expect(ready[1]!.data).toMatchObject({ invoiceId, xmlUrl: status.xmlUrl, pdfUrl: status.pdfUrl });
+    for (const event of ready) {
+      const deliveries = await t.service.ctx.db
+        .select()
+        .from(webhookDeliveries)
+        .where(eq(webhookDeliveries.eventId, event.id));
+      expect(deliveries).toHaveLength(1);
+      expect(JSON.parse(deliveries[0]!.body)).toMatchObject({ event: 'nfse.documents_ready', data: event.data });
+    }
   });
 });
 

@@ -154,8 +154,9 @@ export async function loadInvoiceRow(db: DbOrTx, invoiceId: string) {
 }
 
 /**
- * An invoice with its project's row and, on PostgreSQL, the id and expiry of the project's active certificate (null
- * when there is none): what the invoice jobs read of their subject.
+ * An invoice with the base of its document URLs (`invoiceStorageBaseUrl`), its project's row and, on PostgreSQL, the
+ * id and expiry of the project's active certificate (null when there is none): what the invoice jobs read of their
+ * subject (the documents steps name their URLs in their events).
  * - PostgreSQL: one statement (three round trips before).
  * - The embedded database: the invoice alone; its project and its certificate row are in memory until their tables
  *   change (`changes`, db/table-changes.ts), and a join would only give its single thread more to plan and read.
@@ -167,17 +168,26 @@ export async function loadInvoiceWithProject(
   invoiceId: string,
 ): Promise<{
   invoice: InvoiceRow;
+  storageBaseUrl: string | null;
   project: ProjectRow | null;
   certificate?: { id: string; validUntil: Date } | null;
 } | null> {
   if (changes) {
-    const invoice = await loadInvoiceRow(db, invoiceId);
-    return invoice ? { invoice, project: await loadProjectRowShared(db, changes, invoice.projectId) } : null;
+    const [found] = await prepared(db, 'invoice_with_base', (d) =>
+      d
+        .select({ invoice: invoices, storageBaseUrl: invoiceStorageBaseUrl })
+        .from(invoices)
+        .where(eq(invoices.id, sql.placeholder('invoiceId')))
+        .limit(1)
+        .prepare('invoice_with_base'),
+    ).execute({ invoiceId });
+    return found ? { ...found, project: await loadProjectRowShared(db, changes, found.invoice.projectId) } : null;
   }
   const [row] = await prepared(db, 'invoice_with_project', (d) =>
     d
       .select({
         invoice: invoices,
+        storageBaseUrl: invoiceStorageBaseUrl,
         project: projects,
         certificate: { id: certificates.id, validUntil: certificates.validUntil },
       })
