@@ -112,7 +112,7 @@ async function finishIssuedAlone(
   const set = issuedColumns(issued);
   const result = await ctx.db.execute(sql`
     with target as (
-      select id, project_id, referencia, status in ('queued', 'processing') as open,
+      select status in ('queued', 'processing') as open,
         batch_id is null and not ${subscribedExists(sql`${invoices}.project_id`, 'nfse.issued')} as alone
       from ${invoices} where id = ${invoiceId}
     ), changed as (
@@ -120,9 +120,8 @@ async function finishIssuedAlone(
         access_key = ${set.accessKey}, numero_nfse = ${set.numeroNfse}, verification_code = ${set.verificationCode},
         protocol = coalesce(${issued.protocol || null}, ${invoices}.protocol), emitted_at = ${set.emittedAt},
         nfse_xml = ${set.nfseXml}, error_code = null, error_message = null, errors = null, updated_at = ${set.updatedAt}
-      from target
-      where ${invoices}.id = target.id and target.alone and ${invoices}.status in ('queued', 'processing')
-      returning target.id, target.project_id, target.referencia
+      where id = ${invoiceId} and status in ('queued', 'processing') and (select alone from target)
+      returning id, project_id, referencia
     ), event as (${insertEventFrom(sql`changed`, {
       type: 'nfse.issued',
       projectId: sql`changed.project_id`,
