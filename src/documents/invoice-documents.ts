@@ -154,12 +154,16 @@ export async function runDocumentsJob(
   ctx: AppContext,
   data: JobPayloads['invoice.documents'],
   _job: JobContext,
+  /** the note as the issue job that just issued it holds it (`IssuedNote`): not read again */
+  issued?: { invoice: InvoiceRow; projectRow: ProjectRow; storageBaseUrl: string | null },
 ): Promise<void> {
   // the project is read once, when a step first needs it
   let project: Promise<ProjectRow | null> | null = null;
   const projectOf = (projectId: string) => (project ??= loadProjectRowShared(ctx.db, ctx.database.changes, projectId));
   // the first read brings the project along (one statement)
-  const first = await loadInvoiceWithProject(ctx.db, ctx.database.changes, data.invoiceId);
+  const first = issued
+    ? { invoice: issued.invoice, project: issued.projectRow, storageBaseUrl: issued.storageBaseUrl }
+    : await loadInvoiceWithProject(ctx.db, ctx.database.changes, data.invoiceId);
   if (first?.project) project = Promise.resolve(first.project);
   let known: InvoiceRow | null = first?.invoice ?? null;
   const base: Known = { storageBaseUrl: first?.storageBaseUrl };

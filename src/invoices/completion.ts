@@ -52,24 +52,27 @@ async function completeBatchIfDone(ctx: AppContext, tx: Tx, invoice: { batchId: 
 /**
  * issued: store the government's document, tell the customer, cache the documents. `documents`: `job` enqueues the
  * documents job in the same transaction; `caller` leaves them to the caller, whose own job stays uncompleted until
- * they are stored (the issue job: see `IssueJobEnd`).
+ * they are stored (the issue job: see `IssueJobEnd`). Answers whether this call issued the note (false: it had
+ * ended already).
  */
 export async function finishIssued(
   ctx: AppContext,
   invoiceId: string,
   issued: IssuedDocument,
   documents: 'job' | 'caller' = 'job',
-): Promise<void> {
+): Promise<boolean> {
   const alone = documents === 'caller' ? await finishIssuedAlone(ctx, invoiceId, issued) : 'transaction';
-  if (alone === 'transaction') await finishIssuedInTransaction(ctx, invoiceId, issued, documents);
+  const changed =
+    alone === 'transaction' ? await finishIssuedInTransaction(ctx, invoiceId, issued, documents) : alone === 'changed';
   // the municipality's text of the breakdown (xTribMun), which the ADN API does not publish (GET /codigos)
   await rememberBreakdownText(ctx, issued.ambiente, issued.xml);
   if (documents === 'job') ctx.queue.wake('invoice.documents');
   wakeDeliveries();
+  return changed;
 }
 
 /** The columns an issued note's row takes, as `finishIssued` writes them. */
-function issuedColumns(issued: IssuedDocument) {
+export function issuedColumns(issued: IssuedDocument) {
   return {
     status: 'issued',
     transmission: 'done',
@@ -142,14 +145,14 @@ async function finishIssuedInTransaction(
   invoiceId: string,
   issued: IssuedDocument,
   documents: 'job' | 'caller',
-): Promise<void> {
-  await ctx.db.transaction(async (tx) => {
+): Promise<boolean> {
+  return ctx.db.transaction(async (tx) => {
     const [row] = await tx
       .update(invoices)
       .set(issuedColumns(issued))
       .where(and(eq(invoices.id, invoiceId), inArray(invoices.status, ['queued', 'processing'])))
       .returning(ENDED);
-    if (!row) return;
+    if (!row) return false;
     await recordEvent(
       tx,
       {
@@ -162,6 +165,7 @@ async function finishIssuedInTransaction(
     );
     if (documents === 'job') await ctx.queue.send('invoice.documents', { invoiceId: row.id, kind: 'emission' }, { tx });
     await completeBatchIfDone(ctx, tx, row);
+    return true;
   });
 }
 

@@ -4,7 +4,7 @@ import { invoices, numbering } from '../db/schema.ts';
 import { checkInvoiceRequest, type InvoiceRequest } from '../domain/invoice-request.ts';
 import type { Failure, IssuedDocument, Outcome, PreparedDocument } from '../engines/types.ts';
 import type { JobContext } from '../jobs/queue.ts';
-import { finishError, finishIssued } from './completion.ts';
+import { finishError, finishIssued, issuedColumns } from './completion.ts';
 import { type InvoiceRow, type JobSubject, loadJobSubject, RetryLater, retryOrGiveUp } from './job-subject.ts';
 
 export { RetryLater };
@@ -73,6 +73,20 @@ export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobCo
     const found = await engine.reconcile(document, connection);
     if (found.kind === 'ok' && found.value) outcome = { kind: 'ok', value: found.value };
   }
+  if (outcome.kind === 'ok') {
+    const issued = outcome.value;
+    // ended meanwhile (another attempt issued it): its documents are read as that attempt left them
+    if (!(await finishIssued(ctx, invoiceId, issued, 'caller'))) return 'documents';
+    return {
+      invoice: {
+        ...invoice,
+        ...issuedColumns(issued),
+        declarationXml: document.xml,
+        declarationId: document.id,
+      },
+      ...subject.read,
+    };
+  }
   return recordOutcome(ctx, invoiceId, job, outcome, 'transmission', 'caller');
 }
 
@@ -83,7 +97,19 @@ export async function runIssueJob(ctx: AppContext, invoiceId: string, job: JobCo
  * `documents` again (`documentsLeftByIssueJob`). The documents job's hop (enqueue, fetch, read, complete) was a
  * large share of an issued note's statements.
  */
-export type IssueJobEnd = 'documents' | 'done';
+export type IssueJobEnd = 'documents' | 'done' | IssuedNote;
+
+/**
+ * `documents`, with the note as this attempt issued it (the row it read, numbered, with its declaration and what
+ * `finishIssued` wrote), its project's row and the base of its document URLs as read with it: the documents need no
+ * read of the row just written. The documents steps write under compare-and-set conditions, so a row changed since
+ * (a cancellation) is read again, as after a lost race.
+ */
+export interface IssuedNote {
+  invoice: InvoiceRow;
+  projectRow: JobSubject['read']['projectRow'];
+  storageBaseUrl: string | null;
+}
 
 /**
  * An issued note whose documents are not all stored (none, or the XML only) and have not failed for good: what an

@@ -19,6 +19,8 @@ export interface JobSubject {
   project: ProjectFiscalProfile;
   engine: EngineFamily;
   connection: Connection;
+  /** As read with the invoice: the project's row and the base of the invoice's document URLs (for the documents). */
+  read: { projectRow: NonNullable<Awaited<ReturnType<typeof loadProjectRow>>>; storageBaseUrl: string | null };
 }
 
 /**
@@ -58,6 +60,7 @@ export async function loadJobSubject(
       municipality: projectRow.codigoMunicipio,
       endpointOverride: projectRow.endpointOverride,
     },
+    read: { projectRow, storageBaseUrl: found.storageBaseUrl },
   };
 }
 

@@ -4,7 +4,7 @@ import { runDomainVerification } from '../domains/verification.ts';
 import { runDocumentsJob } from '../documents/invoice-documents.ts';
 import { runCancelJob } from '../invoices/cancel-job.ts';
 import { pruneIdempotencyKeys } from '../invoices/intake.ts';
-import { runIssueJob } from '../invoices/issue-job.ts';
+import { type IssuedNote, runIssueJob } from '../invoices/issue-job.ts';
 import { runPollJob } from '../invoices/poll-job.ts';
 import { fanOutEvent, runDeliveryJob } from '../webhooks/deliveries.ts';
 import { startDeliveryPoller } from '../webhooks/poller.ts';
@@ -18,7 +18,8 @@ import { work } from './exhausted.ts';
 export async function registerWorkers(ctx: AppContext): Promise<() => Promise<void>> {
   const n = ctx.config.workerConcurrency;
   await work(ctx, 'invoice.issue', n, async (data, job) => {
-    if ((await runIssueJob(ctx, data.invoiceId, job)) === 'documents') await storeDocumentsNow(ctx, data.invoiceId);
+    const end = await runIssueJob(ctx, data.invoiceId, job);
+    if (end !== 'done') await storeDocumentsNow(ctx, data.invoiceId, end === 'documents' ? undefined : end);
   });
   await work(ctx, 'invoice.poll', n, (data, job) => runPollJob(ctx, data.invoiceId, data.poll, job));
   await work(ctx, 'invoice.cancel', n, (data, job) => runCancelJob(ctx, data.invoiceId, job));
@@ -61,12 +62,12 @@ async function registerWebhookWorkers(ctx: AppContext): Promise<() => Promise<vo
  * steps of the documents job, run at once. A step that throws (storage down) hands the note to the documents job,
  * with its retries and its on-exhausted step; so do the test hooks that make that job fail or hang.
  */
-async function storeDocumentsNow(ctx: AppContext, invoiceId: string): Promise<void> {
+async function storeDocumentsNow(ctx: AppContext, invoiceId: string, issued?: IssuedNote): Promise<void> {
   const data = { invoiceId, kind: 'emission' } as const;
   const hooked = [...ctx.config.testFaults, ...ctx.config.testHangs].includes('invoice.documents');
   if (!hooked) {
     try {
-      await runDocumentsJob(ctx, data, { id: 'inline', retryCount: 0, isLastAttempt: false });
+      await runDocumentsJob(ctx, data, { id: 'inline', retryCount: 0, isLastAttempt: false }, issued);
       return;
     } catch (err) {
       ctx.logger.warn({ invoiceId, err }, 'documents not stored with the issue: handed to the documents job');
