@@ -205,51 +205,72 @@ function documentName(row: InvoiceRow): string {
 async function storeNfseXml(ctx: AppContext, row: InvoiceRow, known: Known): Promise<Step> {
   const key = newDocumentKey(row.projectId, `${documentName(row)}-nfse.xml`);
   await ctx.storage.put(key, Buffer.from(row.nfseXml!, 'utf8'), XML_CONTENT_TYPE);
-  const alone = await writeWithEventAlone(ctx, row, known, {
+  return writeStep(ctx, row, known, {
+    key,
+    written: { xmlKey: key },
     set: sql`xml_key = ${key}, documents_status = coalesce(nullif(documents_status, 'failed'), 'partial')`,
     where: sql`xml_key is null`,
-    data: (base) => ({
-      invoiceId: row.id,
-      xmlUrl: documentUrl(ctx, key, base),
-      pdfUrl: documentUrl(ctx, row.pdfKey, base),
-      cancelXmlUrl: documentUrl(ctx, row.cancelXmlKey, base),
-      documentStatus: row.pdfKey ? 'complete' : 'partial',
-      cachedAt: new Date().toISOString(),
-    }),
+    event: true,
   });
-  if (alone !== 'transaction') return stepAfter(ctx, row, key, alone);
-  const won = await ctx.db.transaction(async (tx) => {
-    const updated = writtenOf(
-      await tx.execute(sql`
-        update ${invoices} set xml_key = ${key}, documents_status = coalesce(nullif(documents_status, 'failed'), 'partial'),
-          documents_error_code = null, updated_at = ${new Date()}
-        where id = ${row.id} and xml_key is null
-        returning ${RETURNING_WRITTEN}`),
-    );
-    if (!updated) return null;
-    const { storageBaseUrl: base, ...written } = updated;
-    await recordEvent(
-      tx,
-      {
-        projectId: updated.projectId,
-        type: 'nfse.documents_ready',
-        invoiceId: updated.id,
-        data: {
-          invoiceId: updated.id,
-          xmlUrl: documentUrl(ctx, key, base),
-          pdfUrl: documentUrl(ctx, updated.pdfKey, base),
-          cancelXmlUrl: documentUrl(ctx, updated.cancelXmlKey, base),
-          documentStatus: updated.pdfKey ? 'complete' : 'partial',
-          cachedAt: new Date().toISOString(),
-        },
-      },
-      ctx.now(),
-    );
-    return { row: afterWrite(row, written), base };
-  });
+}
+
+/** `nfse.documents_ready` of a note whose documents are as `after` holds them (partial while it has no PDF). */
+function documentsReady(
+  ctx: AppContext,
+  after: Pick<InvoiceRow, 'id' | 'xmlKey' | 'pdfKey' | 'cancelXmlKey'>,
+  base: string | null,
+): EventData['nfse.documents_ready'] {
+  return {
+    invoiceId: after.id,
+    xmlUrl: documentUrl(ctx, after.xmlKey, base),
+    pdfUrl: documentUrl(ctx, after.pdfKey, base),
+    cancelXmlUrl: documentUrl(ctx, after.cancelXmlKey, base),
+    documentStatus: after.pdfKey ? 'complete' : 'partial',
+    cachedAt: new Date().toISOString(),
+  };
+}
+
+/**
+ * A step's write of the document it stored under `key`: `set` (with `written`, the same columns as the row sees them)
+ * where `where` still holds, and, with `event`, its `nfse.documents_ready` (spec 6: at most two). In one statement
+ * where it can be (`writeWithEventAlone`), in a transaction otherwise; the stored document is deleted when another job
+ * stored one first.
+ */
+async function writeStep(
+  ctx: AppContext,
+  row: InvoiceRow,
+  known: Known,
+  step: { key: string; written: Partial<InvoiceRow>; set: SQL; where: SQL; event: boolean },
+): Promise<Step> {
+  const alone = step.event ? await writeWithEventAlone(ctx, row, known, step) : 'transaction';
+  const won =
+    alone !== 'transaction'
+      ? alone
+      : await ctx.db.transaction(async (tx) => {
+          const updated = writtenOf(
+            await tx.execute(sql`
+              update ${invoices} set ${step.set}, documents_error_code = null, updated_at = ${new Date()}
+              where id = ${row.id} and ${step.where}
+              returning ${RETURNING_WRITTEN}`),
+          );
+          if (!updated) return 'lost';
+          if (step.event) {
+            const data = documentsReady(ctx, updated, updated.storageBaseUrl);
+            await recordEvent(
+              tx,
+              { projectId: updated.projectId, type: 'nfse.documents_ready', invoiceId: updated.id, data },
+              ctx.now(),
+            );
+          }
+          return updated;
+        });
   wakeDeliveries();
-  if (!won) await ctx.storage.delete(key).catch(() => undefined);
-  return won ? { kind: 'changed', row: won.row, storageBaseUrl: won.base } : LOST_RACE;
+  if (won === 'lost') {
+    await ctx.storage.delete(step.key).catch(() => undefined);
+    return LOST_RACE;
+  }
+  const { storageBaseUrl, ...written } = won;
+  return { kind: 'changed', row: afterWrite(row, written), storageBaseUrl };
 }
 
 /** The base of an invoice's document URLs, as SQL text over `invoices` written once (it is in every step's statement). */
@@ -268,7 +289,7 @@ async function writeWithEventAlone(
   ctx: AppContext,
   row: InvoiceRow,
   known: Known,
-  step: { set: SQL; where: SQL; data: (base: string | null) => EventData['nfse.documents_ready'] },
+  step: { written: Partial<InvoiceRow>; set: SQL; where: SQL },
 ): Promise<Written | 'lost' | 'transaction'> {
   const base = known.storageBaseUrl;
   if (base === undefined) return 'transaction';
@@ -287,22 +308,12 @@ async function writeWithEventAlone(
       type: 'nfse.documents_ready',
       projectId: sql`changed.project_id`,
       invoiceId: sql`changed.id`,
-      data: sql`${JSON.stringify(step.data(base))}::jsonb`,
+      data: sql`${JSON.stringify(documentsReady(ctx, { ...row, ...step.written }, base))}::jsonb`,
     })})
     select (select alone from target) as "alone", changed.* from (select 1) as one left join changed on true`);
   const raw = (result as unknown as { rows: { alone: boolean | null; id: string | null }[] }).rows[0];
   if (raw?.id) return writtenOf(result)!;
   return raw?.alone ? 'lost' : 'transaction';
-}
-
-/** The step's answer after `writeWithEventAlone` wrote (or lost): as the transaction's would be. */
-async function stepAfter(ctx: AppContext, row: InvoiceRow, key: string, alone: Written | 'lost'): Promise<Step> {
-  if (alone === 'lost') {
-    await ctx.storage.delete(key).catch(() => undefined);
-    return LOST_RACE;
-  }
-  const { storageBaseUrl, ...written } = alone;
-  return { kind: 'changed', row: afterWrite(row, written), storageBaseUrl };
 }
 
 async function storeCancelXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
@@ -331,58 +342,15 @@ async function storePdf(ctx: AppContext, row: InvoiceRow, known: Known, project:
   const key = newDocumentKey(row.projectId, `${documentName(row)}${cancelled ? CANCELLED_PDF_SUFFIX : '-danfse.pdf'}`);
   await ctx.storage.put(key, rendered.pdf, PDF_CONTENT_TYPE);
   const previous = row.pdfKey;
-  // a replaced PDF (the watermarked one of a cancelled note) writes no event: the transaction below
-  const alone =
-    previous !== null
-      ? 'transaction'
-      : await writeWithEventAlone(ctx, row, known, {
-          set: sql`pdf_key = ${key}, documents_cached = true, documents_status = 'complete'`,
-          where: sql`status = ${row.status} and pdf_key is null`,
-          data: (base) => ({
-            invoiceId: row.id,
-            xmlUrl: documentUrl(ctx, row.xmlKey, base),
-            pdfUrl: documentUrl(ctx, key, base),
-            cancelXmlUrl: documentUrl(ctx, row.cancelXmlKey, base),
-            documentStatus: 'complete',
-            cachedAt: new Date().toISOString(),
-          }),
-        });
-  if (alone !== 'transaction') return stepAfter(ctx, row, key, alone);
-  const won = await ctx.db.transaction(async (tx) => {
+  return writeStep(ctx, row, known, {
+    key,
+    written: { pdfKey: key },
+    set: sql`pdf_key = ${key}, documents_cached = true, documents_status = 'complete'`,
     // "is not distinct from": the PDF it replaces, or none (null)
-    const updated = writtenOf(
-      await tx.execute(sql`
-        update ${invoices} set pdf_key = ${key}, documents_cached = true, documents_status = 'complete',
-          documents_error_code = null, updated_at = ${new Date()}
-        where id = ${row.id} and status = ${row.status} and pdf_key is not distinct from ${previous}::text
-        returning ${RETURNING_WRITTEN}`),
-    );
-    if (!updated) return null;
-    const { storageBaseUrl: base, ...written } = updated;
+    where: sql`status = ${row.status} and pdf_key is not distinct from ${previous}::text`,
     // a replaced PDF (the watermarked one of a cancelled note) is not a new documents_ready: at most two (spec 6)
-    if (previous !== null) return { row: afterWrite(row, written), base };
-    await recordEvent(
-      tx,
-      {
-        projectId: updated.projectId,
-        type: 'nfse.documents_ready',
-        invoiceId: updated.id,
-        data: {
-          invoiceId: updated.id,
-          xmlUrl: documentUrl(ctx, updated.xmlKey, base),
-          pdfUrl: documentUrl(ctx, key, base),
-          cancelXmlUrl: documentUrl(ctx, updated.cancelXmlKey, base),
-          documentStatus: 'complete',
-          cachedAt: new Date().toISOString(),
-        },
-      },
-      ctx.now(),
-    );
-    return { row: afterWrite(row, written), base };
+    event: previous === null,
   });
-  wakeDeliveries();
-  if (!won) await ctx.storage.delete(key).catch(() => undefined);
-  return won ? { kind: 'changed', row: won.row, storageBaseUrl: won.base } : LOST_RACE;
 }
 
 /**
