@@ -6,7 +6,7 @@ import { batches, events, invoices, webhookDeliveries, webhookEndpoints } from '
 import type { IssuedDocument } from '../../src/engines/types.ts';
 import { finishIssued } from '../../src/invoices/completion.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
-import { invoiceBody, type OnboardedProject, onboardProject } from '../support/onboarding.ts';
+import { insertInvoiceRow, type OnboardedProject, onboardProject } from '../support/onboarding.ts';
 
 /**
  * The issue job's completion (`finishIssued(…, 'caller')`) is one statement where nothing else follows from it (no
@@ -33,27 +33,10 @@ afterAll(async () => {
 });
 
 /** An invoice row being processed, without its job (no worker picks it up). */
-async function processingInvoice(
+const processingInvoice = (
   project: OnboardedProject,
   extra: { referencia?: string | null; batchId?: string; protocol?: string } = {},
-): Promise<string> {
-  const id = randomUUID();
-  await t.service.ctx.db.insert(invoices).values({
-    id,
-    projectId: project.projectId,
-    orgId: project.orgId,
-    status: 'processing',
-    engine: 'national',
-    request: invoiceBody(),
-    warnings: [],
-    ambiente: 2,
-    referencia: extra.referencia ?? null,
-    batchId: extra.batchId ?? null,
-    protocol: extra.protocol ?? null,
-    transmission: 'sending',
-  });
-  return id;
-}
+) => insertInvoiceRow(t, project, { status: 'processing', transmission: 'sending', ...extra });
 
 function issuedDocument(overrides: Partial<IssuedDocument> = {}): IssuedDocument {
   return {

@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import { and, eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadInvoiceRow } from '../../src/db/repositories/invoices.ts';
 import { loadProjectRow, toFiscalProfile } from '../../src/db/repositories/project-profile.ts';
-import { invoices, numbering } from '../../src/db/schema.ts';
+import { numbering } from '../../src/db/schema.ts';
 import type { JobSubject } from '../../src/invoices/job-subject.ts';
 import { takeNumber } from '../../src/invoices/issue-job.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
-import { invoiceBody, type OnboardedProject, onboardProject } from '../support/onboarding.ts';
+import { insertInvoiceRow, type OnboardedProject, onboardProject } from '../support/onboarding.ts';
 
 /**
  * The declaration number (issue job, step 1) is taken in one statement: the invoice's row is locked while it has no
@@ -26,20 +25,7 @@ afterAll(async () => {
 });
 
 /** An invoice row without its job (no worker picks it up), as intake writes it. */
-async function queuedInvoice(): Promise<string> {
-  const id = randomUUID();
-  await t.service.ctx.db.insert(invoices).values({
-    id,
-    projectId: project.projectId,
-    orgId: project.orgId,
-    status: 'queued',
-    engine: 'national',
-    request: invoiceBody(),
-    warnings: [],
-    ambiente: 2,
-  });
-  return id;
-}
+const queuedInvoice = () => insertInvoiceRow(t, project);
 
 async function subjectOf(invoiceId: string): Promise<JobSubject> {
   const invoice = (await loadInvoiceRow(t.service.ctx.db, invoiceId))!;

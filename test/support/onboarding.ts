@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { createA1Certificate } from '../../src/certificates/generate.ts';
+import { invoices } from '../../src/db/schema.ts';
 import type { TestService } from './harness.ts';
 
 export const PROVIDER_CNPJ = '11222333000181';
@@ -116,6 +118,30 @@ export function invoiceBody(overrides: Record<string, unknown> = {}) {
     valores: { total: 1500.5, aliquotaIss: 2 },
     ...overrides,
   };
+}
+
+/**
+ * An invoice row of the project as intake writes it (queued, a valid request), over `values`, without its job: no
+ * worker picks it up, so a test drives the job's steps itself. Returns its id.
+ */
+export async function insertInvoiceRow(
+  t: TestService,
+  project: OnboardedProject,
+  values: Partial<typeof invoices.$inferInsert> = {},
+): Promise<string> {
+  const id = randomUUID();
+  await t.service.ctx.db.insert(invoices).values({
+    id,
+    projectId: project.projectId,
+    orgId: project.orgId,
+    status: 'queued',
+    engine: 'national',
+    request: invoiceBody(),
+    warnings: [],
+    ambiente: 2,
+    ...values,
+  });
+  return id;
 }
 
 /** Polls the status until it leaves queued/processing (or the timeout). */
