@@ -124,10 +124,12 @@ type Step =
 
 /**
  * What a step knows of the note's row beyond `InvoiceRow`: the base of its document URLs as last read (undefined when
- * not read), which its single-statement write checks is still the base.
+ * not read), which its single-statement write checks is still the base; and whether the renderer refused the note's
+ * PDF in this job (it is not tried again).
  */
 interface Known {
   storageBaseUrl: string | null | undefined;
+  pdfRefused?: boolean;
 }
 
 const DONE: Step = { kind: 'done' };
@@ -138,7 +140,10 @@ const LOST_RACE: Step = { kind: 'lost-race' };
  * stored documents in line with the invoice, one recorded step at a time, so a retried or concurrent job only
  * does what is missing:
  *   1. the NFS-e XML (`<chave>-nfse.xml`) → `xmlKey`, documentsStatus `partial`, and `nfse.documents_ready`
- *      partial (pdfUrl null) in the same transaction;
+ *      partial (pdfUrl null) in the same write; where the PDF is rendered here, it is rendered and stored first and
+ *      written with the XML: both keys, documentsStatus `complete` and one `nfse.documents_ready` complete (spec 6:
+ *      up to two). A PDF the renderer refuses, or whose rendering or storing throws, leaves the XML written alone
+ *      (partial), as before: the throw is then the job's, retried for the PDF (step 3);
  *   2. for a cancelled note whose cancellation XML was not stored with the cancellation (invoices cancelled
  *      before `finishCancelled` stored it), the cancellation event XML → `cancelXmlKey`;
  *   3. the DANFSe PDF → `pdfKey`, documentsCached, documentsStatus `complete`, and — for the first PDF only —
@@ -185,16 +190,22 @@ async function nextStep(
   known: Known,
   projectOf: (projectId: string) => Promise<ProjectRow | null>,
 ): Promise<Step> {
-  if (!row.xmlKey) return storeNfseXml(ctx, row, known);
+  if (!row.xmlKey) {
+    // the first PDF goes with the XML (one write, one event) when it is ours to render
+    const project = row.pdfKey === null && !known.pdfRefused ? await projectOf(row.projectId) : undefined;
+    return storeNfseXml(ctx, row, known, project !== undefined && pdfIsOurs(ctx, row, project) ? project : undefined);
+  }
   if (row.status === 'cancelled' && row.cancelXml && !row.cancelXmlKey) return storeCancelXml(ctx, row);
-  // the PDF is ours to store only where it is rendered here (spec 4.4: portal engines link or proxy it)
-  if (!hasCurrentPdf(row)) {
+  if (!hasCurrentPdf(row) && !known.pdfRefused) {
     const project = await projectOf(row.projectId);
-    if (pdfSourceOf(ctx.engines.get(row.engine), row, project).kind === 'local') {
-      return storePdf(ctx, row, known, project);
-    }
+    if (pdfIsOurs(ctx, row, project)) return storePdf(ctx, row, known, project);
   }
   return DONE;
+}
+
+/** The PDF is ours to store only where it is rendered here (spec 4.4: portal engines link or proxy it). */
+function pdfIsOurs(ctx: AppContext, row: InvoiceRow, project: ProjectRow | null): boolean {
+  return !hasCurrentPdf(row) && pdfSourceOf(ctx.engines.get(row.engine), row, project).kind === 'local';
 }
 
 /** The readable part of a document's name: the national access key, else the municipal number, else the id. */
@@ -202,14 +213,40 @@ function documentName(row: InvoiceRow): string {
   return row.accessKey ?? (row.numeroNfse ? `nfse-${row.numeroNfse}` : row.id);
 }
 
-async function storeNfseXml(ctx: AppContext, row: InvoiceRow, known: Known): Promise<Step> {
+/**
+ * Step 1: the NFS-e XML, with the first PDF when `pdfProject` is given (the project to render it for): each stored,
+ * then one write of both. When the PDF cannot be had (refused: none; thrown: the error is rethrown once the XML is
+ * written), the XML is written alone.
+ */
+async function storeNfseXml(
+  ctx: AppContext,
+  row: InvoiceRow,
+  known: Known,
+  pdfProject: ProjectRow | null | undefined,
+): Promise<Step> {
   const key = newDocumentKey(row.projectId, `${documentName(row)}-nfse.xml`);
   await ctx.storage.put(key, Buffer.from(row.nfseXml!, 'utf8'), XML_CONTENT_TYPE);
-  return writeStep(ctx, row, known, {
-    key,
+  const xmlAlone = {
+    keys: [key],
     written: { xmlKey: key },
     set: sql`xml_key = ${key}, documents_status = coalesce(nullif(documents_status, 'failed'), 'partial')`,
     where: sql`xml_key is null`,
+    event: true,
+  };
+  if (pdfProject === undefined) return writeStep(ctx, row, known, xmlAlone);
+  let pdfKey: string | null;
+  try {
+    pdfKey = await renderAndStorePdf(ctx, row, known, pdfProject);
+  } catch (error) {
+    await writeStep(ctx, row, known, xmlAlone);
+    throw error;
+  }
+  if (pdfKey === null) return writeStep(ctx, row, known, xmlAlone);
+  return writeStep(ctx, row, known, {
+    keys: [key, pdfKey],
+    written: { xmlKey: key, pdfKey },
+    set: sql`xml_key = ${key}, pdf_key = ${pdfKey}, documents_cached = true, documents_status = 'complete'`,
+    where: sql`xml_key is null and status = ${row.status} and pdf_key is null`,
     event: true,
   });
 }
@@ -231,16 +268,16 @@ function documentsReady(
 }
 
 /**
- * A step's write of the document it stored under `key`: `set` (with `written`, the same columns as the row sees them)
- * where `where` still holds, and, with `event`, its `nfse.documents_ready` (spec 6: at most two). In one statement
- * where it can be (`writeWithEventAlone`), in a transaction otherwise; the stored document is deleted when another job
- * stored one first.
+ * A step's write of the documents it stored under `keys`: `set` (with `written`, the same columns as the row sees
+ * them) where `where` still holds, and, with `event`, its `nfse.documents_ready` (spec 6: at most two). In one
+ * statement where it can be (`writeWithEventAlone`), in a transaction otherwise; the stored documents are deleted when
+ * another job stored them first.
  */
 async function writeStep(
   ctx: AppContext,
   row: InvoiceRow,
   known: Known,
-  step: { key: string; written: Partial<InvoiceRow>; set: SQL; where: SQL; event: boolean },
+  step: { keys: string[]; written: Partial<InvoiceRow>; set: SQL; where: SQL; event: boolean },
 ): Promise<Step> {
   const alone = step.event ? await writeWithEventAlone(ctx, row, known, step) : 'transaction';
   const won =
@@ -266,7 +303,7 @@ async function writeStep(
         });
   wakeDeliveries();
   if (won === 'lost') {
-    await ctx.storage.delete(step.key).catch(() => undefined);
+    for (const key of step.keys) await ctx.storage.delete(key).catch(() => undefined);
     return LOST_RACE;
   }
   const { storageBaseUrl, ...written } = won;
@@ -328,7 +365,13 @@ async function storeCancelXml(ctx: AppContext, row: InvoiceRow): Promise<Step> {
   return updated ? { kind: 'changed' } : LOST_RACE;
 }
 
-async function storePdf(ctx: AppContext, row: InvoiceRow, known: Known, project: ProjectRow | null): Promise<Step> {
+/** The note's DANFSe rendered and stored: its key, or null when the renderer refuses it (logged, `pdfRefused`). */
+async function renderAndStorePdf(
+  ctx: AppContext,
+  row: InvoiceRow,
+  known: Known,
+  project: ProjectRow | null,
+): Promise<string | null> {
   const rendered = await renderInvoicePdf(ctx, row, project);
   if (!rendered.ok) {
     // permanent: the same XML will never render; the documents stay partial and no further event is sent
@@ -336,14 +379,22 @@ async function storePdf(ctx: AppContext, row: InvoiceRow, known: Known, project:
       { invoiceId: row.id, code: rendered.code, message: rendered.message },
       'DANFSe cannot be rendered for this invoice',
     );
-    return DONE;
+    known.pdfRefused = true;
+    return null;
   }
   const cancelled = row.status === 'cancelled';
   const key = newDocumentKey(row.projectId, `${documentName(row)}${cancelled ? CANCELLED_PDF_SUFFIX : '-danfse.pdf'}`);
   await ctx.storage.put(key, rendered.pdf, PDF_CONTENT_TYPE);
+  return key;
+}
+
+/** Step 3: the DANFSe PDF, first or replaced (the watermarked one of a cancelled note). */
+async function storePdf(ctx: AppContext, row: InvoiceRow, known: Known, project: ProjectRow | null): Promise<Step> {
+  const key = await renderAndStorePdf(ctx, row, known, project);
+  if (key === null) return DONE;
   const previous = row.pdfKey;
   return writeStep(ctx, row, known, {
-    key,
+    keys: [key],
     written: { pdfKey: key },
     set: sql`pdf_key = ${key}, documents_cached = true, documents_status = 'complete'`,
     // "is not distinct from": the PDF it replaces, or none (null)

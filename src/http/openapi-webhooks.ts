@@ -160,7 +160,9 @@ export const openapiWebhooks: Record<EventType | typeof TEST_EVENT, JsonSchema> 
   ),
   'nfse.documents_ready': webhook(
     'nfse.documents_ready',
-    'The documents of an invoice were stored at their public URLs',
+    'The documents of an invoice were stored at their public URLs: once, complete, with the XML and the PDF; or, ' +
+      'when the PDF cannot be stored with the XML, partial with the XML and then complete with the PDF (at most ' +
+      'two per invoice; none for the watermarked PDF of a cancellation)',
     {
       invoiceId,
       xmlUrl: nullable(str('Public URL of the NFS-e XML')),
@@ -169,7 +171,9 @@ export const openapiWebhooks: Record<EventType | typeof TEST_EVENT, JsonSchema> 
       documentStatus: {
         type: 'string',
         enum: ['partial', 'complete'],
-        description: 'partial: the XML is ready, the PDF may follow (up to 10 minutes later); complete: every document',
+        description:
+          'partial: the XML is ready, the PDF could not be stored with it and may follow (up to 10 minutes later); ' +
+          'complete: every document',
       },
       cachedAt: dateTime('When the documents were stored'),
     },

@@ -115,7 +115,8 @@ describe('cancelling an issued invoice', () => {
       expect(pdfText(Buffer.from(await original.arrayBuffer()))).not.toContain('CANCELADA');
     }
 
-    // the outbox: one nfse.cancelled carrying the stored cancellation XML; documents_ready stays at two (spec 6)
+    // the outbox: one nfse.cancelled carrying the stored cancellation XML; documents_ready stays at one (spec 6: the
+    // watermarked PDF replaces the first without an event)
     const cancelled = await outboxEvents(t, { invoiceId, type: 'nfse.cancelled' });
     expect(cancelled).toHaveLength(1);
     expect(cancelled[0]!.data).toEqual({
@@ -129,9 +130,9 @@ describe('cancelling an issued invoice', () => {
     expect(fromEvent.status).toBe(200);
     expect(await fromEvent.text()).toBe(eventXml);
     const ready = await outboxEvents(t, { invoiceId, type: 'nfse.documents_ready' });
-    expect(ready).toHaveLength(2);
-    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['partial', 'complete']);
-    expect(ready.map((e) => (e.data as { cancelXmlUrl: string | null }).cancelXmlUrl)).toEqual([null, null]);
+    expect(ready).toHaveLength(1);
+    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['complete']);
+    expect(ready.map((e) => (e.data as { cancelXmlUrl: string | null }).cancelXmlUrl)).toEqual([null]);
     // the status shows both the cancellation XML and the watermarked PDF
     expect(status.cancelXmlUrl).toMatch(/-cancelamento\.xml$/);
     expect(status.pdfUrl).toMatch(/-danfse-cancelada\.pdf$/);
@@ -147,9 +148,9 @@ describe('cancelling an issued invoice', () => {
     const invoiceId = await issue();
     expect((await cancel(invoiceId)).status).toBe(202);
     await waitForStatus(t, p.apiKey, invoiceId, cancelledWithDocuments);
-    // cancelled right after issuing (the emission documents may still be running): still two documents_ready
+    // cancelled right after issuing (the emission documents may still be running): still one documents_ready
     const ready = await outboxEvents(t, { invoiceId, type: 'nfse.documents_ready' });
-    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['partial', 'complete']);
+    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['complete']);
     await t.service.ctx.db
       .update(invoices)
       .set({ pdfKey: null, documentsCached: false })

@@ -2,6 +2,8 @@ import { copyFileSync } from 'node:fs';
 import { eq } from 'drizzle-orm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invoices, webhookDeliveries, webhookEndpoints } from '../../src/db/schema.ts';
+import { runDocumentsJob } from '../../src/documents/invoice-documents.ts';
+import type { JobContext } from '../../src/jobs/queue.ts';
 import { type DnsServer, startDnsServer } from '../support/dns-server.ts';
 import { startTestService, type TestService } from '../support/harness.ts';
 import { type OnboardedProject, onboardProject, waitForInvoice } from '../support/onboarding.ts';
@@ -77,20 +79,53 @@ describe('documents of an issued invoice', () => {
     );
   });
 
-  it('writes exactly two nfse.documents_ready events: partial (XML only), then complete', async () => {
+  it('writes one nfse.documents_ready, complete: the XML and the PDF are written together', async () => {
     const ready = await outboxEvents(t, { invoiceId, type: 'nfse.documents_ready' });
-    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['partial', 'complete']);
-    expect(ready[0]!.data).toMatchObject({ invoiceId, xmlUrl: status.xmlUrl, pdfUrl: null, cancelXmlUrl: null });
-    expect(ready[1]!.data).toMatchObject({
+    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['complete']);
+    expect(ready[0]!.data).toMatchObject({
       invoiceId,
       xmlUrl: status.xmlUrl,
       pdfUrl: status.pdfUrl,
       cancelXmlUrl: null,
     });
-    expect(new Date((ready[1]!.data as { cachedAt: string }).cachedAt).getTime()).toBeGreaterThan(0);
+    expect(new Date((ready[0]!.data as { cachedAt: string }).cachedAt).getTime()).toBeGreaterThan(0);
     // and the issuing event came first
     const all = await outboxEvents(t, { invoiceId });
-    expect(all.map((e) => e.type)).toEqual(['nfse.issued', 'nfse.documents_ready', 'nfse.documents_ready']);
+    expect(all.map((e) => e.type)).toEqual(['nfse.issued', 'nfse.documents_ready']);
+  });
+
+  it('writes the XML alone (partial) when the PDF cannot be stored, and the PDF (complete) once it can', async () => {
+    const id = await issue();
+    await waitForStatus(t, p.apiKey, id, complete);
+    // the row as the issue job leaves it, before its documents
+    await t.service.ctx.db
+      .update(invoices)
+      .set({ xmlKey: null, pdfKey: null, documentsCached: false, documentsStatus: null })
+      .where(eq(invoices.id, id));
+    const before = (await outboxEvents(t, { invoiceId: id, type: 'nfse.documents_ready' })).length;
+    // the real storage, refusing PDFs (a full disk, an unreachable bucket)
+    const storage = t.service.ctx.storage;
+    const refusingPdfs = {
+      ...storage,
+      put: (key: string, body: Buffer, contentType: string) =>
+        key.endsWith('.pdf') ? Promise.reject(new Error('disk full')) : storage.put(key, body, contentType),
+    };
+    const job: JobContext = { id: 'test', retryCount: 0, isLastAttempt: false };
+    await expect(
+      runDocumentsJob({ ...t.service.ctx, storage: refusingPdfs }, { invoiceId: id, kind: 'emission' }, job),
+    ).rejects.toThrow('disk full');
+    const partial = await t.request('GET', `/invoices/${id}/status`, { key: p.apiKey });
+    expect(partial.body).toMatchObject({ documentStatus: 'partial', pdfUrl: null });
+    expect(partial.body.xmlUrl).toMatch(/-nfse\.xml$/);
+    // the retry stores the PDF alone
+    await runDocumentsJob(t.service.ctx, { invoiceId: id, kind: 'emission' }, job);
+    const done = await t.request('GET', `/invoices/${id}/status`, { key: p.apiKey });
+    expect(done.body).toMatchObject({ documentStatus: 'complete', xmlUrl: partial.body.xmlUrl });
+    const ready = (await outboxEvents(t, { invoiceId: id, type: 'nfse.documents_ready' })).slice(before);
+    expect(ready.map((e) => e.data)).toMatchObject([
+      { documentStatus: 'partial', xmlUrl: partial.body.xmlUrl, pdfUrl: null },
+      { documentStatus: 'complete', xmlUrl: partial.body.xmlUrl, pdfUrl: done.body.pdfUrl },
+    ]);
   });
 
   it('redirects GET /pdf and /xml to public URLs that serve the exact stored bytes without authentication', async () => {
@@ -217,8 +252,8 @@ describe('documents events of a project with a subscribed endpoint', () => {
     const invoiceId = await issue(q.apiKey);
     const status = await waitForStatus(t, q.apiKey, invoiceId, complete);
     const ready = await outboxEvents(t, { invoiceId, type: 'nfse.documents_ready' });
-    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['partial', 'complete']);
-    expect(ready[1]!.data).toMatchObject({ invoiceId, xmlUrl: status.xmlUrl, pdfUrl: status.pdfUrl });
+    expect(ready.map((e) => (e.data as { documentStatus: string }).documentStatus)).toEqual(['complete']);
+    expect(ready[0]!.data).toMatchObject({ invoiceId, xmlUrl: status.xmlUrl, pdfUrl: status.pdfUrl });
     for (const event of ready) {
       const deliveries = await t.service.ctx.db
         .select()
@@ -252,9 +287,9 @@ describe('white-label storage domain', () => {
       const xml = await t.request('GET', `/invoices/${invoiceId}/xml`, { key: p.apiKey });
       expect(xml.headers.get('location')).toBe(status.xmlUrl);
       const ready = await outboxEvents(t, { invoiceId, type: 'nfse.documents_ready' });
-      expect(ready).toHaveLength(2);
+      expect(ready).toHaveLength(1);
       for (const e of ready) expect((e.data as { xmlUrl: string }).xmlUrl.startsWith(`${host}/`)).toBe(true);
-      expect((ready[1]!.data as { pdfUrl: string }).pdfUrl).toBe(status.pdfUrl);
+      expect((ready[0]!.data as { pdfUrl: string }).pdfUrl).toBe(status.pdfUrl);
       // the same document is reachable under the default host (the CNAME points at the storage)
       const direct = await fetch(`${t.baseUrl}/files/${keyOfUrl(status.pdfUrl)}`);
       expect(direct.status).toBe(200);

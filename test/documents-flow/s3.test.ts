@@ -91,7 +91,6 @@ describe('documents on S3-compatible storage', () => {
 
     const ready = await outboxEvents(t, { invoiceId, type: 'nfse.documents_ready' });
     expect(ready.map((e) => e.data)).toMatchObject([
-      { documentStatus: 'partial', xmlUrl: status.xmlUrl, pdfUrl: null },
       { documentStatus: 'complete', xmlUrl: status.xmlUrl, pdfUrl: status.pdfUrl },
     ]);
 

@@ -2710,7 +2710,7 @@ export type NfseCancelledEvent = {
 };
 
 /**
- * The documents of an invoice were stored at their public URLs
+ * The documents of an invoice were stored at their public URLs: once, complete, with the XML and the PDF; or, when the PDF cannot be stored with the XML, partial with the XML and then complete with the PDF (at most two per invoice; none for the watermarked PDF of a cancellation)
  *
  * POSTed to every active endpoint subscribed to the event, as `application/json`. Verify a signature over the raw body before parsing it; payloads may gain fields (ignore unknown ones). Retries: after 1 min, 5 min, 30 min and 2 h, then failed.
  */
@@ -2726,7 +2726,7 @@ export type NfseDocumentsReadyEvent = {
     xmlUrl: string | null;
     pdfUrl: string | null;
     cancelXmlUrl: string | null;
-    /** partial: the XML is ready, the PDF may follow (up to 10 minutes later); complete: every document */
+    /** partial: the XML is ready, the PDF could not be stored with it and may follow (up to 10 minutes later); complete: every document */
     documentStatus: 'partial' | 'complete';
     /** When the documents were stored */
     cachedAt: string;
@@ -3174,7 +3174,7 @@ export class NfseClient extends BaseClient {
   /**
    * Cancel an issued invoice (asynchronous)
    *
-   * Needs the scope cancel. Only an invoice with status issued can be cancelled. The request is committed with its job and answered 202 at once; the service then sends the cancellation event (e101101) to the government. Poll `pollUrl`: on success the status becomes `cancelled` with `cancelledAt`, `cancellation.status = done`, the cancellation XML (GET /invoices/{id}/xml?type=cancel) and a re-rendered PDF with the CANCELADA watermark; the events nfse.cancelled and then nfse.documents_ready (with cancelXmlUrl) are sent. When the government refuses, the invoice stays `issued` and the refusal is shown in its status as `cancellation: {status: "rejected", errorCode, errorMessage}` (the government code, e.g. E0840); there is no webhook event for a refused cancellation (spec 6 has none), and the cancellation may be requested again. `motivo` (optional, at most 255 characters) becomes xMotivo; a missing or short reason is completed with a default text (the schema needs 15 characters). Errors: 404 unknown invoice; 409 INVOICE_NOT_ISSUED (queued, processing or error), 409 INVOICE_CANCELLATION_IN_PROGRESS, 409 INVOICE_ALREADY_CANCELLED.
+   * Needs the scope cancel. Only an invoice with status issued can be cancelled. The request is committed with its job and answered 202 at once; the service then sends the cancellation event (e101101) to the government. Poll `pollUrl`: on success the status becomes `cancelled` with `cancelledAt`, `cancellation.status = done`, the cancellation XML (GET /invoices/{id}/xml?type=cancel) and a re-rendered PDF with the CANCELADA watermark (under a new pdfUrl); the event nfse.cancelled (with cancelXmlUrl) is sent, and no further nfse.documents_ready (at most two per invoice). When the government refuses, the invoice stays `issued` and the refusal is shown in its status as `cancellation: {status: "rejected", errorCode, errorMessage}` (the government code, e.g. E0840); there is no webhook event for a refused cancellation (spec 6 has none), and the cancellation may be requested again. `motivo` (optional, at most 255 characters) becomes xMotivo; a missing or short reason is completed with a default text (the schema needs 15 characters). Errors: 404 unknown invoice; 409 INVOICE_NOT_ISSUED (queued, processing or error), 409 INVOICE_CANCELLATION_IN_PROGRESS, 409 INVOICE_ALREADY_CANCELLED.
    *
    * `POST /api/v1/cancelar`
    */

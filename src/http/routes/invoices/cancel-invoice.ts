@@ -34,8 +34,8 @@ export const cancelInvoiceRoute: RouteModule = (app, ctx) => {
           'with its job and answered 202 at once; the service then sends the cancellation event (e101101) to the ' +
           'government. Poll `pollUrl`: on success the status becomes `cancelled` with `cancelledAt`, ' +
           '`cancellation.status = done`, the cancellation XML (GET /invoices/{id}/xml?type=cancel) and a re-rendered ' +
-          'PDF with the CANCELADA watermark; the events nfse.cancelled and then nfse.documents_ready (with ' +
-          'cancelXmlUrl) are sent. When the government refuses, the invoice stays `issued` and the refusal is shown ' +
+          'PDF with the CANCELADA watermark (under a new pdfUrl); the event nfse.cancelled (with cancelXmlUrl) is ' +
+          'sent, and no further nfse.documents_ready (at most two per invoice). When the government refuses, the invoice stays `issued` and the refusal is shown ' +
           'in its status as `cancellation: {status: "rejected", errorCode, errorMessage}` (the government code, e.g. ' +
           'E0840); there is no webhook event for a refused cancellation (spec 6 has none), and the cancellation may ' +
           'be requested again. `motivo` (optional, at most 255 characters) becomes xMotivo; a missing or short ' +
