@@ -3,7 +3,8 @@
  * database in the service process; the local sandboxes in their own child process), on the embedded default
  * (PGlite) and on PostgreSQL, next to a bare Fastify JSON POST measured in the same run (the anchor).
  *
- * For each setting: start to healthy; `POST /emitir` accepted/s, p50 and p99 with CONNECTIONS concurrent clients
+ * For each setting: start to healthy; a warm-up as the anchor's (the same load for 2 seconds, its notes issued);
+ * `POST /emitir` accepted/s, p50 and p99 with CONNECTIONS concurrent clients
  * for SECONDS while the accepted notes are being issued; then, until every accepted note is issued with its PDF:
  * issued notes/s end to end and the CPU seconds per issued note of the service process and, apart, of the sandbox
  * process (from /proc); peak RSS of the service process, and what it held at its peak: the service runs with
@@ -46,6 +47,8 @@ import { type ResidentBreakdown, watchResidentPeak } from './proc-memory.ts';
 const SECONDS = Number(process.argv[2] ?? 8);
 const CONNECTIONS = Number(process.argv[3] ?? 32);
 const SETTINGS = (process.argv[4] ?? 'pglite,postgres').split(',');
+/** The warm-up load before each measured one, the anchor's and the service's alike. */
+const WARM_SECONDS = 2;
 
 const invoice = JSON.stringify(BENCH_INVOICE);
 
@@ -198,17 +201,25 @@ async function measure(setting: string): Promise<Figures> {
     const key = await onboardBenchProject(origin, adminKey);
     const headers = { 'x-api-key': key, 'content-type': 'application/json' };
 
-    // warm-up: a few notes through the whole pipeline (certificate parse, TLS sessions, JIT, pdfkit load)
-    const warm = await Promise.all(
-      Array.from({ length: 20 }, () =>
-        fetch(`${origin}/emitir`, { method: 'POST', headers, body: invoice }).then((r) => r.json()),
-      ),
-    );
-    await waitIssued(
-      origin,
-      key,
-      warm.map((w) => w.invoiceId),
-    );
+    const emitLoad = (seconds: number, ids: string[]) =>
+      load({
+        origin: `http://127.0.0.1:${port}`,
+        path: '/api/v1/emitir',
+        method: 'POST',
+        headers,
+        body: () => invoice,
+        connections: CONNECTIONS,
+        seconds,
+        onBody: (status, text) => {
+          if (status === 202) ids.push(JSON.parse(text).invoiceId);
+        },
+      });
+    // warm-up, as the anchor's: the same load for WARM_SECONDS, every note it accepted then issued (the whole
+    // pipeline: certificate parse, TLS sessions, the compiler's optimized code, pdfkit load), so the figures are those
+    // of a running service, not of its first seconds
+    const warm: string[] = [];
+    await emitLoad(WARM_SECONDS, warm);
+    await waitIssued(origin, key, warm);
 
     // on PostgreSQL npm start forks the job workers into a process of their own (src/main.ts): the service's CPU is
     // that of both, the sandbox's is counted apart
@@ -219,18 +230,7 @@ async function measure(setting: string): Promise<Figures> {
     const resident = watchResidentPeak(service.pid);
     const started = performance.now();
     const ids: string[] = [];
-    const intake = await load({
-      origin: `http://127.0.0.1:${port}`,
-      path: '/api/v1/emitir',
-      method: 'POST',
-      headers,
-      body: () => invoice,
-      connections: CONNECTIONS,
-      seconds: SECONDS,
-      onBody: (status, text) => {
-        if (status === 202) ids.push(JSON.parse(text).invoiceId);
-      },
-    });
+    const intake = await emitLoad(SECONDS, ids);
     const apiCpuDuringLoad = cpuSeconds(service.pid) - cpu0.api;
     const { errors } = await waitIssued(origin, key, ids);
     const seconds = (performance.now() - started) / 1000;
@@ -332,7 +332,7 @@ const bareLoad = (seconds: number) =>
     connections: CONNECTIONS,
     seconds,
   });
-await bareLoad(2);
+await bareLoad(WARM_SECONDS);
 const anchor = await bareLoad(SECONDS);
 await bare.stop();
 
