@@ -56,6 +56,17 @@ async function issue(key = p.apiKey, overrides: Record<string, unknown> = {}) {
 
 const complete = (s: { documentStatus: string | null }) => s.documentStatus === 'complete';
 
+/** A note issued, its documents then taken away: its row as the issue job leaves it before storing them. */
+async function issuedWithoutDocuments(): Promise<string> {
+  const id = await issue();
+  await waitForStatus(t, p.apiKey, id, complete);
+  await t.service.ctx.db
+    .update(invoices)
+    .set({ xmlKey: null, pdfKey: null, documentsCached: false, documentsStatus: null })
+    .where(eq(invoices.id, id));
+  return id;
+}
+
 describe('documents of an issued invoice', () => {
   let invoiceId: string;
   // biome-ignore lint/suspicious/noExplicitAny: status body
@@ -95,13 +106,7 @@ describe('documents of an issued invoice', () => {
   });
 
   it('writes the XML alone (partial) when the PDF cannot be stored, and the PDF (complete) once it can', async () => {
-    const id = await issue();
-    await waitForStatus(t, p.apiKey, id, complete);
-    // the row as the issue job leaves it, before its documents
-    await t.service.ctx.db
-      .update(invoices)
-      .set({ xmlKey: null, pdfKey: null, documentsCached: false, documentsStatus: null })
-      .where(eq(invoices.id, id));
+    const id = await issuedWithoutDocuments();
     const before = (await outboxEvents(t, { invoiceId: id, type: 'nfse.documents_ready' })).length;
     // the real storage, refusing PDFs (a full disk, an unreachable bucket)
     const storage = t.service.ctx.storage;
@@ -187,13 +192,8 @@ describe('documents of an issued invoice', () => {
   });
 
   it('an issue attempt that stopped after issuing, before the documents: its next attempt stores them', async () => {
-    const id = await issue();
-    await waitForStatus(t, p.apiKey, id, complete);
     // the row as finishIssued leaves it when the process dies before the documents (the issue job not completed)
-    await t.service.ctx.db
-      .update(invoices)
-      .set({ xmlKey: null, pdfKey: null, documentsCached: false, documentsStatus: null })
-      .where(eq(invoices.id, id));
+    const id = await issuedWithoutDocuments();
     const pending = await t.request('GET', `/invoices/${id}/status`, { key: p.apiKey });
     expect(pending.body).toMatchObject({ status: 'issued', documentStatus: null, documentsCached: false });
     // pg-boss hands the job out again (expiry of the dead worker's attempt): the same payload
