@@ -151,6 +151,35 @@ describe('named statements on PGlite', () => {
     expect(heard).toEqual(['n0', 'n1', 'n2']);
   });
 
+  it('runs a one-statement exec as a named statement from its second time, answering as PGlite’s exec', async () => {
+    // pg-boss's fetch of a queue is a constant text without parameters, sent through exec
+    const fetch = `update items set n = n + 1 where id = '${ID}' returning id, n, doc`;
+    const before = await prepared();
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await db.exec(fetch));
+    const own = await raw.exec(fetch);
+    expect((await prepared()).length).toBe(before.length + 1); // parsed and planned once, then bound and executed
+    for (const [i, answer] of answers.entries()) {
+      expect(answer).toHaveLength(1);
+      expect(answer[0]!.fields).toEqual(own[0]!.fields);
+      expect(answer[0]!.affectedRows).toBe(1);
+      expect(answer[0]!.rows).toEqual([{ ...own[0]!.rows[0], n: (own[0]!.rows[0] as { n: number }).n - 3 + i }]);
+    }
+    // several statements (pg-boss's migrations and locked blocks) stay PGlite's simple query: every answer is there
+    const block = `begin; update items set n = n + 1 where id = '${ID}'; select n from items where id = '${ID}'; commit`;
+    for (let i = 0; i < 2; i++) {
+      const results = await db.exec(block);
+      expect(results).toHaveLength(4);
+      expect(results[2]!.rows).toEqual([{ n: (own[0]!.rows[0] as { n: number }).n + 1 + i }]);
+    }
+    expect((await prepared()).length).toBe(before.length + 1);
+    // a refusal keeps its SQLSTATE, and the statement stays usable
+    const refused = `insert into log (id, item) values (9001, '${ID}')`;
+    await db.exec(refused);
+    await expect(db.exec(refused)).rejects.toMatchObject({ code: '23505' });
+    expect((await db.exec(`select count(*)::int as n from log where id = 9001`))[0]!.rows).toEqual([{ n: 1 }]);
+  });
+
   it('prepares again a statement whose table changed its result columns', async () => {
     await raw.exec('create table shapes (id int primary key, a text)');
     const read = 'select * from shapes where id = $1';
