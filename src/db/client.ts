@@ -9,9 +9,10 @@ import pg from 'pg';
 import type { Db as QueueDb } from 'pg-boss';
 import { fromPglite } from 'pg-boss';
 import { claimEmbeddedDataDir } from './embedded-dir.ts';
+import { type VacuumedTable, vacuumEmbedded } from './embedded-vacuum.ts';
 import { type TableChanges, watchEmbeddedTableChanges } from './table-changes.ts';
 import { withNamedStatements } from './pglite-statements.ts';
-import { withForegroundPriority } from './priority.ts';
+import { runInBackground, withForegroundPriority } from './priority.ts';
 import * as schema from './schema.ts';
 
 export type Schema = typeof schema;
@@ -36,6 +37,12 @@ export interface Database {
    * change as it commits, so rows of those tables may be kept in memory; null on PostgreSQL.
    */
   changes: TableChanges | null;
+  /**
+   * On the embedded database, which has no autovacuum: vacuums the tables that are due
+   * (`db/embedded-vacuum.ts`), as background work; the worker wiring calls it every few seconds. Null on PostgreSQL,
+   * where the server's autovacuum does it.
+   */
+  vacuum: (() => Promise<VacuumedTable[]>) | null;
   close(): Promise<void>;
 }
 
@@ -73,6 +80,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       },
       engineMemoryBytes: () => null,
       changes: null,
+      vacuum: null,
       async close() {
         await pool.end();
       },
@@ -127,6 +135,7 @@ export async function openDatabase(options: { databaseUrl: string | null; dataDi
       return mod?.wasmMemory?.buffer.byteLength ?? null;
     },
     changes: watch.changes,
+    vacuum: () => runInBackground(() => vacuumEmbedded(prioritized)),
     async close() {
       if (closed) return;
       closed = true;

@@ -12,8 +12,9 @@ import { work } from './exhausted.ts';
 
 /**
  * The worker role, wired at the top: binds the handler of every job of the catalogue (`jobs/catalogue.ts`) and its
- * on-exhausted step (`./exhausted.ts`) on this process, starts the webhook delivery poller and the housekeeping
- * timer; returns their stop. The queue layer (`jobs/`) knows the catalogue only, never the handlers.
+ * on-exhausted step (`./exhausted.ts`) on this process, starts the webhook delivery poller, the housekeeping timer
+ * and, on the embedded database, its vacuum; returns their stop. The queue layer (`jobs/`) knows the catalogue only,
+ * never the handlers.
  */
 export async function registerWorkers(ctx: AppContext): Promise<() => Promise<void>> {
   const n = ctx.config.workerConcurrency;
@@ -30,8 +31,10 @@ export async function registerWorkers(ctx: AppContext): Promise<() => Promise<vo
   await work(ctx, 'domain.verify', 2, (data) => runDomainVerification(ctx, data));
   const stopWebhooks = await registerWebhookWorkers(ctx);
   const stopHousekeeping = startHousekeeping(ctx);
+  const stopVacuum = startEmbeddedVacuum(ctx);
   return async () => {
     stopHousekeeping();
+    await stopVacuum();
     await stopWebhooks();
   };
 }
@@ -96,4 +99,38 @@ function startHousekeeping(ctx: AppContext): () => void {
   }, HOUSEKEEPING_EVERY_MS);
   timer.unref();
   return () => clearInterval(timer);
+}
+
+const VACUUM_EVERY_MS = 10_000;
+
+/**
+ * The embedded database's vacuum (`db/embedded-vacuum.ts`: PGlite has no autovacuum), every VACUUM_EVERY_MS as
+ * background work; each run vacuums only the tables past their rule (a table of many dead rows: a few ms). Nothing on
+ * PostgreSQL. The stop waits for a run in progress (the database closes after it).
+ */
+function startEmbeddedVacuum(ctx: AppContext): () => Promise<void> {
+  const vacuum = ctx.database.vacuum;
+  if (!vacuum) return async () => {};
+  let stopped = false;
+  let running: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout;
+  const schedule = () => {
+    timer = setTimeout(() => {
+      running = vacuum()
+        .then((tables) => {
+          if (tables.length > 0) ctx.logger.debug({ tables }, 'embedded database vacuumed');
+        })
+        .catch((err) => ctx.logger.warn({ err }, 'embedded database vacuum failed'))
+        .finally(() => {
+          if (!stopped) schedule();
+        });
+    }, VACUUM_EVERY_MS);
+    timer.unref();
+  };
+  schedule();
+  return async () => {
+    stopped = true;
+    clearTimeout(timer);
+    await running;
+  };
 }
