@@ -78,10 +78,21 @@ async function main() {
     await build();
   }
   anchors();
-  await measure('start', 'npm start (compiled)', rounds);
-  // The way `npm start` ran before (tsx on the sources, no database template), for comparison in the same run.
-  await measure('dev', 'npm run dev (tsx, sources)', rounds);
+  try {
+    await measure('start', 'npm start (compiled)', rounds);
+    // The way `npm start` ran before (tsx on the sources, no database template), for comparison in the same run.
+    await measure('dev', 'npm run dev (tsx, sources)', rounds);
+  } finally {
+    for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
+  }
 }
+
+/**
+ * The rounds' data directories, removed when the run ends, not after each round: on ext4 without a journal (this VM's
+ * disk) creating a file right after thousands were removed costs several times the kernel CPU (bench/intake.ts,
+ * `afterAllSettings`), and each round's first start would pay for the previous round's cluster.
+ */
+const dataDirs: string[] = [];
 
 /**
  * The machine's speed in this run (start times are absolute, so they move with it; this box's CPU has been seen
@@ -111,22 +122,19 @@ async function measure(script: string, name: string, rounds: number) {
   const cpuSecond: number[] = [];
   for (let i = 0; i < rounds; i++) {
     const parent = mkdtempSync(join(tmpdir(), 'nfse-bench-start-'));
-    try {
-      const dataDir = join(parent, 'data');
-      const a = await startOnce(script, dataDir);
-      const b = await startOnce(script, dataDir);
-      first.push(a.healthyMs);
-      second.push(b.healthyMs);
-      stops.push(a.stopMs, b.stopMs);
-      cpuFirst.push(a.cpu);
-      cpuSecond.push(b.cpu);
-      console.log(
-        `${name} round ${i + 1}: first start ${(a.healthyMs / 1000).toFixed(2)} s (${a.cpu.toFixed(2)} s CPU), ` +
-          `second ${(b.healthyMs / 1000).toFixed(2)} s (${b.cpu.toFixed(2)} s CPU)`,
-      );
-    } finally {
-      rmSync(parent, { recursive: true, force: true });
-    }
+    dataDirs.push(parent);
+    const dataDir = join(parent, 'data');
+    const a = await startOnce(script, dataDir);
+    const b = await startOnce(script, dataDir);
+    first.push(a.healthyMs);
+    second.push(b.healthyMs);
+    stops.push(a.stopMs, b.stopMs);
+    cpuFirst.push(a.cpu);
+    cpuSecond.push(b.cpu);
+    console.log(
+      `${name} round ${i + 1}: first start ${(a.healthyMs / 1000).toFixed(2)} s (${a.cpu.toFixed(2)} s CPU), ` +
+        `second ${(b.healthyMs / 1000).toFixed(2)} s (${b.cpu.toFixed(2)} s CPU)`,
+    );
   }
   console.log(
     `${name} to healthy (median of ${rounds}): first start ${(median(first) / 1000).toFixed(2)} s, ` +
