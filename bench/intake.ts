@@ -278,7 +278,6 @@ async function measure(setting: string): Promise<Figures> {
  */
 const afterAllSettings: (() => Promise<void>)[] = [];
 
-/** Waits until every note is issued with its PDF stored (or failed), polling the status route 8 at a time. */
 /**
  * Waits until every note is issued with its PDF (or ended in error), asking little of the service while it works: the
  * newest pending note is polled every 250 ms (notes are issued roughly in order), and only once it is done are the
